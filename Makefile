@@ -1,0 +1,89 @@
+# Two commands on a fresh machine:
+#   make run   - set everything up and de-identify the bundled sample narratives
+#   make test  - set everything up and run the test suite
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+PYTHON_BOOT ?= python3.11
+VENV        := .venv
+PY          := $(VENV)/bin/python
+CACHE       := .cache
+JARS_DIR    := $(CACHE)/jars
+DICT        := build/dictionaries/deid_dictionaries.json.gz
+SAMPLES     := data/samples/narratives.jsonl
+SAMPLES_OUT := out/samples_deid.jsonl
+DEB_PKGS    := wordnet-base hunspell-en-med wamerican wamerican-small
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+export PYSPARK_PYTHON := $(abspath $(PY))
+export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
+export DEID_JARS_DIR := $(abspath $(JARS_DIR))
+export TF_CPP_MIN_LOG_LEVEL := 2
+
+.PHONY: help setup system-deps venv jars dictionaries samples run test bench clean
+
+help:
+	@echo "make run    - set up and de-identify the bundled sample narratives"
+	@echo "make test   - set up and run the tests"
+	@echo "make bench  - accuracy and throughput benchmarks (needs ../shared/data)"
+
+# ---- set-up ------------------------------------------------------------------
+
+$(CACHE)/system-deps.stamp: Makefile
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v mvn >/dev/null || { echo "mvn not found: install Maven (Debian package maven)"; exit 1; }
+	@command -v java >/dev/null || { echo "java not found: install a JDK 17 (Debian package openjdk-17-jre-headless)"; exit 1; }
+	@mkdir -p $(CACHE) && touch $@
+
+system-deps: $(CACHE)/system-deps.stamp
+
+$(VENV)/.installed: requirements.lock pyproject.toml
+	@command -v $(PYTHON_BOOT) >/dev/null || { echo "$(PYTHON_BOOT) not found"; exit 1; }
+	$(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(PY) -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
+	@touch $@
+
+venv: $(VENV)/.installed
+
+$(JARS_DIR)/.fetched: conf/maven/pom.xml $(CACHE)/system-deps.stamp
+	mvn -q -B -f conf/maven/pom.xml dependency:copy-dependencies \
+	    -DexcludeTransitive=true -DoutputDirectory=$(abspath $(JARS_DIR))
+	@touch $@
+
+jars: $(JARS_DIR)/.fetched
+
+DICT_INPUTS := $(wildcard conf/*.yaml conf/wordlists/*.txt conf/lists/*.txt) \
+               $(wildcard deid_core/dictionaries/*.py)
+
+$(DICT): $(VENV)/.installed $(CACHE)/system-deps.stamp $(DICT_INPUTS)
+	$(VENV)/bin/deid build-dictionaries
+
+dictionaries: $(DICT)
+
+setup: system-deps venv jars dictionaries
+
+# ---- the two commands ----------------------------------------------------------
+
+$(SAMPLES): | $(VENV)/.installed
+	$(PY) -m jobs.generate_samples narratives --n 200 --seed 7 --out $(SAMPLES)
+
+samples: $(SAMPLES)
+
+run: setup $(SAMPLES)
+	$(VENV)/bin/deid detect --method rules --in $(SAMPLES) --out $(SAMPLES_OUT)
+	@$(PY) -m jobs.summarize_detections --in $(SAMPLES_OUT)
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) bench/accuracy.py
+	$(PY) bench/throughput.py
+
+clean:
+	rm -rf build out data/samples .pytest_cache

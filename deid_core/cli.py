@@ -1,0 +1,273 @@
+"""The `deid` command line: detect, evaluate, build dictionaries.
+
+Output files are written atomically: a run that stops on bad input or an
+error leaves no partial output behind. Messages name files, lines and
+counts, never document text.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from tqdm import tqdm
+
+from deid_core.config import ConfigError, DeidConfig, load_config
+from deid_core.corpus.atomic import atomic_text_writer
+from deid_core.corpus.document import Document
+from deid_core.corpus.jsonl import CorpusFormatError, iter_jsonl
+from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
+from deid_core.dictionaries.flags import Lex
+from deid_core.evaluation.hipaa import HipaaMap
+from deid_core.evaluation.metrics import Counts, Span, evaluate_document
+from deid_core.methods import FailClosed, Method, build_detector
+from deid_core.render import render_masked
+from deid_core.rules.deidentifier import MaskedToken
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+err = Console(stderr=True, soft_wrap=True)
+out_console = Console()
+
+#: Documents per call to the detector; bounded so memory stays flat.
+BATCH = 64
+
+ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="YAML config (default: $DEID_CONFIG or conf/deid.yaml)")]
+MethodOpt = Annotated[Method, typer.Option("--method", help="de-identification method")]
+DictOpt = Annotated[Optional[Path], typer.Option("--dictionaries", help="dictionary artifact (default: from config)")]
+
+
+class CliError(Exception):
+    """A user-facing error: printed without a traceback, exit code 2."""
+
+
+def _load(config: Path | None, dictionaries: Path | None) -> tuple[DeidConfig, DictionaryArtifact]:
+    cfg = load_config(config)
+    art = DictionaryArtifact.load(dictionaries or cfg.dictionaries.artifact)
+    return cfg, art
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(buf.count(b"\n") for buf in iter(lambda: fh.read(1 << 20), b""))
+
+
+def _batches(path: Path, progress: bool) -> Iterator[list[Document]]:
+    total = _count_lines(path) if progress else None
+    bar = tqdm(total=total, unit="doc", file=sys.stderr, disable=not progress, dynamic_ncols=True)
+    batch: list[Document] = []
+    try:
+        for _, doc in iter_jsonl(path):
+            batch.append(doc)
+            if len(batch) >= BATCH:
+                yield batch
+                bar.update(len(batch))
+                batch = []
+        if batch:
+            yield batch
+            bar.update(len(batch))
+    finally:
+        bar.close()
+
+
+def _spans_json(masked: list[MaskedToken]) -> list[dict[str, object]]:
+    return [{"start": m.start, "end": m.end, "label": m.label, "score": round(m.score, 4)} for m in masked]
+
+
+@app.command()
+def detect(
+    in_path: Annotated[Path, typer.Option("--in", exists=True, dir_okay=False, readable=True, help="input JSONL")],
+    out_path: Annotated[Path, typer.Option("--out", dir_okay=False, help="output JSONL")],
+    method: MethodOpt = Method.rules,
+    config: ConfigOpt = None,
+    dictionaries: DictOpt = None,
+    progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
+) -> None:
+    """Mask PHI tokens: one output line per input document."""
+    t0 = time.perf_counter()
+    cfg, art = _load(config, dictionaries)
+    detector = build_detector(method, cfg, art)
+    n_docs = n_masked = 0
+    with atomic_text_writer(out_path) as fh:
+        for batch in _batches(in_path, progress):
+            results = detector.detect([d.text for d in batch])
+            for doc, masked in zip(batch, results, strict=True):
+                line = {
+                    "doc_id": doc.doc_id,
+                    "spans": _spans_json(masked),
+                    "text_deid": render_masked(doc.text, masked, cfg.output),
+                }
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                n_docs += 1
+                n_masked += len(masked)
+    _report_failures(detector)
+    err.print(
+        f"[green]{n_docs} documents[/green], {n_masked} tokens masked, "
+        f"{time.perf_counter() - t0:.1f}s ({detector.version}) -> {escape(str(out_path))}"
+    )
+
+
+def _report_failures(detector: FailClosed) -> None:
+    if detector.failures:
+        err.print(f"[yellow]{detector.failures} documents could not be processed and were fully masked[/yellow]")
+
+
+def _read_predictions(path: Path) -> dict[str, list[Span]]:
+    preds: dict[str, list[Span]] = {}
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+                spans = [Span(int(s["start"]), int(s["end"]), str(s.get("label", "PHI"))) for s in obj["spans"]]
+                preds[str(obj["doc_id"])] = spans
+            except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError):
+                raise CliError(f"{path.name}: line {line_no}: not a prediction line with doc_id and spans") from None
+    return preds
+
+
+@app.command("eval")
+def evaluate(
+    gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="gold JSONL with spans")],
+    method: MethodOpt = Method.rules,
+    pred: Annotated[Optional[Path], typer.Option("--pred", help="score this prediction JSONL instead of running a method")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
+    config: ConfigOpt = None,
+    dictionaries: DictOpt = None,
+    progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
+) -> None:
+    """Token masking recall/precision, per-label and HIPAA recall, entities, retention."""
+    cfg, art = _load(config, dictionaries)
+    hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
+
+    def is_drug(word: str) -> bool:
+        return bool(art.flags(word) & Lex.DRUG_NAME)
+
+    preds = _read_predictions(pred) if pred else None
+    detector = None if preds is not None else build_detector(method, cfg, art)
+    total = Counts()
+    t0 = time.perf_counter()
+    for batch in _batches(gold, progress):
+        if preds is not None:
+            missing = [d.doc_id for d in batch if d.doc_id not in preds]
+            if missing:
+                raise CliError(f"{pred}: no prediction for {len(missing)} gold documents (first: {missing[0]})")
+            results = [preds[d.doc_id] for d in batch]
+        else:
+            assert detector is not None
+            results = [[Span(m.start, m.end, m.label) for m in r] for r in detector.detect([d.text for d in batch])]
+        for doc, p in zip(batch, results, strict=True):
+            g = [Span(s.start, s.end, s.label) for s in doc.spans]
+            total = total.merge(evaluate_document(doc.text, g, p, hipaa, is_drug))
+    elapsed = time.perf_counter() - t0
+    result = total.as_dict()
+    result["method"] = "predictions" if preds is not None else method.value
+    result["version"] = detector.version if detector else str(pred)
+    result["dictionaries"] = art.version
+    result["seconds"] = round(elapsed, 3)
+    if detector is not None:
+        _report_failures(detector)
+    if as_json:
+        sys.stdout.write(json.dumps(result, indent=2) + "\n")
+    else:
+        print_report(result, out_console)
+
+
+def print_report(result: dict, console: Console) -> None:
+    """Render an evaluation result (as produced by `Counts.as_dict`) as tables."""
+    tok = result["token"]
+    t = Table(title=f"Token masking — {result.get('method')} ({result.get('version')})", show_header=True)
+    for col in ("gold PHI tokens", "caught", "false pos.", "recall", "precision",
+                "precision (ages, years as PHI)", "F1", "HIPAA recall"):
+        t.add_column(col, justify="right")
+    t.add_row(
+        str(tok["gold"]), str(tok["caught"]), str(tok["false_positives"]),
+        f"{tok['recall']:.4f}", f"{tok['precision']:.4f}", f"{tok['precision_i2b2_reading']:.4f}",
+        f"{tok['f1']:.4f}", f"{tok['hipaa_recall']:.4f} (n={tok['hipaa_gold']})",
+    )
+    console.print(t)
+    pl = Table(title="Recall per gold label")
+    for col in ("label", "caught", "gold", "recall"):
+        pl.add_column(col, justify="right")
+    for lab, v in tok["per_label"].items():
+        pl.add_row(lab, str(v["caught"]), str(v["gold"]), f"{v['recall']:.4f}")
+    console.print(pl)
+    ent = result["entity"]
+    et = Table(title="Entities (gold spans vs. runs of masked tokens)")
+    for col in ("gold", "predicted", "exact recall", "exact precision", "overlap recall", "overlap precision"):
+        et.add_column(col, justify="right")
+    et.add_row(str(ent["gold"]), str(ent["predicted"]), f"{ent['exact_recall']:.4f}",
+               f"{ent['exact_precision']:.4f}", f"{ent['overlap_recall']:.4f}", f"{ent['overlap_precision']:.4f}")
+    console.print(et)
+    ret = result["retention"]
+    rt = Table(title="Retention of clinical content (non-PHI tokens left unmasked)")
+    for col in ("numeric kept", "numeric retention", "drug names kept", "drug retention"):
+        rt.add_column(col, justify="right")
+    rt.add_row(f"{ret['numeric_kept']}/{ret['numeric_total']}", f"{ret['numeric_retention']:.4f}",
+               f"{ret['drug_kept']}/{ret['drug_total']}", f"{ret['drug_retention']:.4f}")
+    console.print(rt)
+    console.print(f"{result['docs']} documents, {result['tokens']} tokens, {result['predicted_tokens']} masked; "
+                  f"dictionaries {result.get('dictionaries')}; {result.get('seconds')}s")
+
+
+@app.command("build-dictionaries")
+def build_dictionaries(
+    config: ConfigOpt = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="artifact path (default: from config)")] = None,
+) -> None:
+    """Compile the safe/unsafe lists into the versioned dictionary artifact."""
+    from deid_core.dictionaries.build import build_artifact
+
+    cfg = load_config(config)
+    t0 = time.perf_counter()
+    art = build_artifact(cfg, out)
+    counts = art.metadata["counts"]
+    err.print(
+        f"[green]dictionary artifact {art.version}[/green]: {counts['words']} words, "
+        f"{counts['phrases']} phrases, {time.perf_counter() - t0:.1f}s -> {out or cfg.dictionaries.artifact}"
+    )
+
+
+@app.command("dictionaries-info")
+def dictionaries_info(config: ConfigOpt = None, dictionaries: DictOpt = None,
+                      verify: Annotated[bool, typer.Option(help="recompute the content hash")] = False) -> None:
+    """Print the artifact's version, sources and counts (JSON)."""
+    cfg = load_config(config)
+    art = DictionaryArtifact.load(dictionaries or cfg.dictionaries.artifact, verify=verify)
+    sys.stdout.write(json.dumps(art.metadata, indent=2, ensure_ascii=False) + "\n")
+
+
+def main() -> None:
+    """Entry point: turn expected failures into one-line messages and exit code 2."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    try:
+        app(standalone_mode=False)
+    except (CorpusFormatError, ConfigError, ArtifactError, CliError) as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        err.print("[red]aborted[/red]")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        err.print(f"[red]error:[/red] unexpected {type(exc).__name__}; no output was written")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

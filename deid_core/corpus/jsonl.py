@@ -1,0 +1,117 @@
+"""JSONL corpora: one document per line, `{"doc_id", "text", "spans"?, ...}`.
+
+Reading is strict about what we need and lenient about what we do not:
+extra fields are kept in `meta` and otherwise ignored, while a line that is
+not UTF-8, not JSON, or lacks a string `text` stops the run with an error that
+names the file and line. Error messages never quote the line itself, since it
+may hold PHI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from deid_core.corpus.atomic import atomic_text_writer
+from deid_core.corpus.document import Document, GoldSpan
+
+_KNOWN = frozenset({"doc_id", "text", "spans"})
+
+
+class CorpusFormatError(ValueError):
+    """An input line cannot be read; the message names file and line, never content."""
+
+
+def _fail(path: Path, line_no: int, why: str) -> CorpusFormatError:
+    return CorpusFormatError(f"{path.name}: line {line_no}: {why}")
+
+
+def _parse_spans(raw: Any, path: Path, line_no: int) -> list[GoldSpan]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _fail(path, line_no, "'spans' must be a list")
+    out: list[GoldSpan] = []
+    for i, s in enumerate(raw):
+        if not isinstance(s, dict):
+            raise _fail(path, line_no, f"span {i} must be an object")
+        start, end, label = s.get("start"), s.get("end"), s.get("label")
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool):
+            raise _fail(path, line_no, f"span {i} needs integer 'start' and 'end'")
+        if not isinstance(label, str) or not label:
+            raise _fail(path, line_no, f"span {i} needs a string 'label'")
+        subtype = s.get("subtype")
+        out.append(GoldSpan(start, end, label, subtype if isinstance(subtype, str) else None))
+    return out
+
+
+def parse_line(raw: bytes, path: Path, line_no: int) -> Document | None:
+    """Parse one line; None for a blank line."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(path, line_no, f"not valid UTF-8 (bad byte at offset {exc.start})") from None
+    if not line.strip():
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, line_no, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(obj, dict):
+        raise _fail(path, line_no, "expected a JSON object")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise _fail(path, line_no, "missing or non-string 'text'")
+    doc_id = obj.get("doc_id", str(line_no))
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise _fail(path, line_no, "'doc_id' must be a string or integer")
+    doc = Document(
+        doc_id=str(doc_id),
+        text=text,
+        spans=_parse_spans(obj.get("spans"), path, line_no),
+        meta={k: v for k, v in obj.items() if k not in _KNOWN},
+    )
+    try:
+        doc.validate()
+    except ValueError as exc:
+        raise _fail(path, line_no, str(exc)) from None
+    return doc
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, Document]]:
+    """Yield (line number, document), streaming; raises CorpusFormatError on bad input."""
+    path = Path(path)
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            doc = parse_line(raw, path, line_no)
+            if doc is not None:
+                yield line_no, doc
+
+
+def read_jsonl(path: Path) -> list[Document]:
+    return [doc for _, doc in iter_jsonl(path)]
+
+
+def document_to_json(doc: Document) -> dict[str, Any]:
+    out: dict[str, Any] = {"doc_id": doc.doc_id, "text": doc.text}
+    spans = []
+    for s in doc.spans:
+        d: dict[str, Any] = {"start": s.start, "end": s.end, "label": s.label}
+        if s.subtype:
+            d["subtype"] = s.subtype
+        spans.append(d)
+    out["spans"] = spans
+    out.update({k: v for k, v in doc.meta.items() if k not in _KNOWN})
+    return out
+
+
+def write_jsonl(docs: Iterable[Document], path: Path) -> int:
+    """Write documents atomically; returns how many were written."""
+    n = 0
+    with atomic_text_writer(Path(path)) as fh:
+        for doc in docs:
+            fh.write(json.dumps(document_to_json(doc), ensure_ascii=False) + "\n")
+            n += 1
+    return n

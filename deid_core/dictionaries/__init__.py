@@ -1,0 +1,1 @@
+"""Safe and unsafe word lists: open sources, licensed loaders, the compiled artifact."""

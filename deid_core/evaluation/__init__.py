@@ -1,0 +1,2 @@
+"""Evaluation as the method defines it: token masking recall/precision, entity
+matching, HIPAA-only recall and retention of clinical content."""

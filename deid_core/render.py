@@ -1,0 +1,32 @@
+"""Turn masked tokens into de-identified text.
+
+Each masked token is replaced by a category tag ("[DATE]") when the category
+is known, else by the generic placeholder ("[PHI]"). Separators between
+tokens are kept, so "12-JAN-2014" becomes "[DATE]-[DATE]-[DATE]" and the
+reader still sees the shape of what was removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deid_core.config import OutputConfig
+from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken
+
+
+def replacement(label: str, output: OutputConfig) -> str:
+    return output.placeholder if label == UNKNOWN_LABEL else output.tag_format.format(label=label)
+
+
+def render_masked(text: str, masked: Sequence[MaskedToken], output: OutputConfig) -> str:
+    """Replace every masked span; spans must not overlap (tokens never do)."""
+    parts: list[str] = []
+    pos = 0
+    for m in sorted(masked, key=lambda m: m.start):
+        if m.start < pos:
+            raise ValueError("masked spans overlap")
+        parts.append(text[pos:m.start])
+        parts.append(replacement(m.label, output))
+        pos = m.end
+    parts.append(text[pos:])
+    return "".join(parts)

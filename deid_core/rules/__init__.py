@@ -1,0 +1,1 @@
+"""Rule-based inverse de-identifier: dictionaries, pattern and context detectors."""

@@ -1,0 +1,333 @@
+"""Context detectors: PHI made of words that are safe on their own.
+
+Dictionary look-ups judge each word alone, so "Dr Tyro", "Sacred Heart
+Hospital", "Harford Memorial" or "12 Elm Street" slip through: "tyro",
+"sacred", "memorial" and "elm" are common English words. These detectors
+use the neighbouring words (a title, an institution word, a house number)
+to mark such words unsafe. They only ever add masking, never remove it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pathlib import Path
+
+from deid_core.config import ContextConfig, RulesConfig, read_word_list
+from deid_core.dictionaries.flags import Bits
+from deid_core.text.tokenize import Token, tokenize
+
+#: Characters that may join the words of one name ("St. Mary's", "Kessler-Adventist").
+_NAME_JOINERS = frozenset(" \t.'-’")
+_MAX_JOIN_GAP = 3
+_LOOKBACK_WORDS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class ContextHit:
+    token_index: int
+    label: str
+    detector: str
+
+
+@dataclass(frozen=True)
+class ContextLexicon:
+    """Word lists the context detectors need, read once from `conf/`."""
+
+    salutations: frozenset[str]
+    #: head word sequence -> whether the head itself is part of the name
+    institution_heads: dict[tuple[str, ...], bool]
+    street_suffixes: frozenset[str]
+    saint_prefixes: frozenset[str]
+    institution_prefixes: frozenset[str]
+
+    @classmethod
+    def from_config(cls, rules: RulesConfig) -> ContextLexicon:
+        def words(path: Path) -> frozenset[str]:
+            return frozenset(w.lower() for w in read_word_list(path))
+
+        head_map: dict[tuple[str, ...], bool] = {}
+        for entry in read_word_list(rules.institution_heads):
+            starred = entry.endswith("*")
+            key = tuple(t.text.lower() for t in tokenize(entry.rstrip("*")))
+            if key:
+                head_map[key] = starred
+        return cls(
+            salutations=words(rules.salutations),
+            institution_heads=head_map,
+            street_suffixes=words(rules.street_suffixes),
+            saint_prefixes=words(rules.saint_prefixes),
+            institution_prefixes=words(rules.institution_prefixes),
+        )
+
+
+def case_is_informative(tokens: Sequence[Token]) -> bool:
+    """True when the text uses normal capitalisation, so capitals mark names.
+
+    ALL-CAPS notes and all-lower-case notes carry no case signal; there the
+    detectors must not require capitals (and accept more over-masking).
+    """
+    upper = title = n = 0
+    for t in tokens:
+        s = t.text
+        if len(s) < 2 or not s.isalpha():
+            continue
+        n += 1
+        if s.isupper():
+            upper += 1
+        elif s[0].isupper() and s[1:].islower():
+            title += 1
+    if n == 0:
+        return False
+    return upper / n < 0.6 and title / n >= 0.03
+
+
+def _joined(prev: Token, nxt: Token, text: str) -> bool:
+    """Are two adjacent tokens parts of one name (only name-joining characters between)?"""
+    gap = text[prev.end:nxt.start]
+    return len(gap) <= _MAX_JOIN_GAP and all(ch in _NAME_JOINERS for ch in gap)
+
+
+def _capitalised(tok: Token) -> bool:
+    return tok.text[:1].isupper()
+
+
+class ContextDetector:
+    """Runs the enabled context detectors over one tokenised text."""
+
+    def __init__(self, lexicon: ContextLexicon, enabled: ContextConfig) -> None:
+        self.lex = lexicon
+        self.enabled = enabled
+        self._max_head = max((len(h) for h in lexicon.institution_heads), default=0)
+        self._head_first = frozenset(h[0] for h in lexicon.institution_heads)
+
+    def find(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
+        informative = case_is_informative(tokens)
+        hits: list[ContextHit] = []
+        if self.enabled.titled_names:
+            hits += self._titled_names(text, tokens, flags, informative)
+        if self.enabled.name_sequences and informative:
+            hits += self._name_sequences(text, tokens, flags)
+        if self.enabled.institutions:
+            hits += self._institutions(text, tokens, flags, informative)
+            hits += self._institutions_of(text, tokens, flags, informative)
+            hits += self._saint_names(text, tokens, flags, informative)
+        if self.enabled.addresses:
+            hits += self._addresses(text, tokens, flags, informative)
+            hits += self._state_codes(text, tokens, flags, informative)
+        return hits
+
+    # ---- "Dr Tyro", "Mrs. J. Halfpenny" ------------------------------------
+
+    def _titled_names(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i, tok in enumerate(tokens):
+            if tok.lower not in self.lex.salutations or i + 1 >= n:
+                continue
+            if not _joined(tok, tokens[i + 1], text):
+                continue
+            taken = 0
+            j = i + 1
+            while j < n:
+                cand = tokens[j]
+                if cand.lower in self.lex.salutations:
+                    break
+                if not (len(cand.text) == 1 and cand.text.isalpha()):  # initials always join
+                    # a stopword ends the name, unless capitals show it is one ("Dr Will Cole")
+                    if taken == 2 or (flags[j] & Bits.STOPWORD and not (informative and _capitalised(cand))):
+                        break
+                    if informative and not _capitalised(cand):
+                        break  # "the dr said": lower case after a title is no name here
+                    taken += 1
+                hits.append(ContextHit(j, "NAME", "titled_name"))
+                if j + 1 >= n or not _joined(cand, tokens[j + 1], text):
+                    break
+                j += 1
+        return hits
+
+    # ---- "Ferdinand Halfpenny" ---------------------------------------------
+
+    def _name_sequences(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
+        """A capitalised word right after a capitalised first name is a surname."""
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i, tok in enumerate(tokens):
+            if not (flags[i] & Bits.FIRST_NAME) or not _capitalised(tok) or tok.text.isupper():
+                continue
+            j = i + 1
+            # skip a middle initial ("Herman W. Smith")
+            if j < n and len(tokens[j].text) == 1 and _joined(tokens[j - 1], tokens[j], text):
+                j += 1
+            if j < n and _joined(tokens[j - 1], tokens[j], text) and " " in text[tokens[j - 1].end:tokens[j].start]:
+                cand = tokens[j]
+                if _capitalised(cand) and not (flags[j] & Bits.STOPWORD) and cand.text.isalpha():
+                    hits.append(ContextHit(j, "NAME", "name_sequence"))
+        return hits
+
+    # ---- "Sacred Heart Hospital", "Harford Memorial" ------------------------
+
+    def _institutions(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        hits: list[ContextHit] = []
+        lowered = [t.lower for t in tokens]
+        n = len(tokens)
+        for i in range(n):
+            if lowered[i] not in self._head_first:
+                continue
+            for k in range(min(self._max_head, n - i), 0, -1):
+                head = tuple(lowered[i:i + k])
+                starred = self.lex.institution_heads.get(head)
+                if starred is None:
+                    continue
+                name_hits = self._words_before(text, tokens, flags, i, informative)
+                if name_hits:
+                    hits += [ContextHit(j, "LOCATION", "institution") for j in name_hits]
+                    if starred:
+                        hits += [ContextHit(j, "LOCATION", "institution") for j in range(i, i + k)]
+                break
+        return hits
+
+    def _words_before(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], head: int, informative: bool
+    ) -> list[int]:
+        out: list[int] = []
+        j = head - 1
+        words = 0
+        while j >= 0 and words < _LOOKBACK_WORDS and _joined(tokens[j], tokens[j + 1], text):
+            tok = tokens[j]
+            if tok.lower == "s" and text[tok.start - 1:tok.start] in ("'", "’"):
+                out.append(j)  # possessive: "St. Mary's Hospital"
+                j -= 1
+                continue
+            if flags[j] & Bits.STOPWORD and len(tok.text) > 1:
+                break
+            head = self.lex.institution_heads.get((tok.lower,))
+            if head is False:
+                break  # "hospital clinic": a plain head word is no name
+            if informative and not _capitalised(tok):
+                break
+            out.append(j)
+            words += 1
+            j -= 1
+        return out
+
+    # ---- "University of Maryland", "Hospital of the Good Samaritan" ----------
+
+    def _institutions_of(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i, tok in enumerate(tokens):
+            if tok.lower not in self.lex.institution_prefixes or i + 2 >= n:
+                continue
+            if informative and not _capitalised(tok):
+                continue
+            j = i + 1
+            if tokens[j].lower != "of" or not _joined(tok, tokens[j], text):
+                continue
+            span = [i, j]
+            if j + 1 < n and tokens[j + 1].lower == "the" and _joined(tokens[j], tokens[j + 1], text):
+                j += 1
+                span.append(j)
+            names = []
+            while j + 1 < n and len(names) < _LOOKBACK_WORDS and _joined(tokens[j], tokens[j + 1], text):
+                cand = tokens[j + 1]
+                if flags[j + 1] & Bits.STOPWORD or (informative and not _capitalised(cand)):
+                    break
+                names.append(j + 1)
+                j += 1
+            if names:
+                hits += [ContextHit(k, "LOCATION", "institution") for k in span + names]
+        return hits
+
+    # ---- "St. Mary's", "San Diego" --------------------------------------------
+
+    def _saint_names(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i, tok in enumerate(tokens):
+            if tok.lower not in self.lex.saint_prefixes or i + 1 >= n:
+                continue
+            nxt = tokens[i + 1]
+            initial = len(nxt.text) == 1  # "St A." for St Agnes
+            if not _joined(tok, nxt, text) or (flags[i + 1] & Bits.STOPWORD and not initial):
+                continue
+            if not nxt.text.isalpha():
+                continue
+            if informative and not (_capitalised(tok) and _capitalised(nxt)):
+                continue
+            # without case information "ST" is as likely the ECG segment ("ST DEGREE"):
+            # require a name, an initial or a word no safe list knows
+            if not informative and not (initial or flags[i + 1] & Bits.NAME or not flags[i + 1] & Bits.SAFE):
+                continue
+            hits += [ContextHit(i, "LOCATION", "saint_name"), ContextHit(i + 1, "LOCATION", "saint_name")]
+        return hits
+
+    # ---- "Baltimore, MD", "lives in DC" ---------------------------------------
+
+    def _state_codes(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        """Upper-case US postal codes right after "<Place>, " ("Towson, MD").
+
+        Codes such as MD, PA, CT or ND are clinical abbreviations too ("NT,
+        ND", "to CT"), so they are only masked after a comma that follows a
+        known place or, where case is informative, a capitalised word.
+        """
+        hits: list[ContextHit] = []
+        for i, tok in enumerate(tokens):
+            if i == 0 or not (flags[i] & Bits.STATE_CODE) or not tok.text.isupper() or len(tok.text) != 2:
+                continue
+            prev = tokens[i - 1]
+            gap = text[prev.end:tok.start]
+            if gap.strip() != "," or "\n" in gap:
+                continue
+            is_place = bool(flags[i - 1] & Bits.PLACE_NAME)
+            title = prev.text[:1].isupper() and prev.text[1:].islower()
+            if is_place or (informative and title):
+                hits.append(ContextHit(i, "LOCATION", "state_code"))
+        return hits
+
+    # ---- "12 Elm Street" ----------------------------------------------------
+
+    def _addresses(
+        self, text: str, tokens: Sequence[Token], flags: Sequence[int], informative: bool
+    ) -> list[ContextHit]:
+        """House number, one to four name words, a street suffix: "12 Elm St".
+
+        Name words must not be stopwords and, where case is informative, must
+        be capitalised, so that "2 units via PIV" is no address.
+        """
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i, tok in enumerate(tokens):
+            if not (tok.text[:1].isdigit() and len(tok.text) <= 6 and tok.text.rstrip("abcdefghABCDEFGH").isdigit()):
+                continue
+            for k in range(2, 6):  # 1-4 name words, then the suffix
+                j = i + k
+                if j >= n or not _joined(tokens[j - 1], tokens[j], text):
+                    break
+                word = tokens[j - 1]
+                if not word.text.isalpha() or flags[j - 1] & Bits.STOPWORD:
+                    break
+                if informative and not _capitalised(word):
+                    break
+                suffix = tokens[j]
+                # without case information, two-letter abbreviations (CT, AV, ST)
+                # are more often clinical than street types
+                if informative:
+                    plausible = _capitalised(suffix) and not (len(suffix.text) <= 3 and suffix.text.isupper())
+                else:
+                    plausible = len(suffix.text) >= 3
+                if suffix.lower in self.lex.street_suffixes and plausible:
+                    hits += [ContextHit(m, "LOCATION", "address") for m in range(i, j + 1)]
+                    break
+        return hits

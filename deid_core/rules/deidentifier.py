@@ -1,0 +1,206 @@
+"""The conservative, inverse rule-based de-identifier.
+
+Every token starts masked. A token is let back in only when a safe list
+(stopwords, common English words, medical terms, drug names, licensed
+terminologies, the site allow list) vouches for it, no unsafe list claims it,
+it has no digit, it is not a lone initial, and no pattern or context detector
+covers it. The rules aim at recall; precision is the deep model's job.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from deid_core.config import DeidConfig, RulesConfig
+from deid_core.dictionaries.artifact import DictionaryArtifact
+from deid_core.dictionaries.flags import Bits
+from deid_core.rules.context import ContextDetector, ContextLexicon
+from deid_core.rules.features import preceded_by_dot, token_features
+from deid_core.rules.patterns import PatternDetector
+from deid_core.text.tokenize import Token, tokenize
+
+UNKNOWN_LABEL = "PHI"
+SAFE_LABEL = "SAFE"
+
+_NAME = Bits.NAME
+_PLACE = Bits.PLACE
+_DATE_WORD = Bits.DATE_WORD
+_SAFE = Bits.SAFE
+_UNSAFE = Bits.UNSAFE
+_PLACE_PREPOSITIONS = frozenset({"in", "from", "to", "at", "near", "of", "into"})
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedToken:
+    """A masked token as written to output: offsets, category and score."""
+
+    start: int
+    end: int
+    label: str
+    score: float
+
+
+@dataclass
+class RuleAnalysis:
+    """The rules' verdict on one text, token by token.
+
+    `reasons` say why each token was masked ("pattern:DATE", "context:address",
+    "unsafe_list", "digit", "single_letter", "unknown") or "safe"; they feed
+    the score and the benchmark that calibrates it, never the output text.
+    """
+
+    text: str
+    tokens: list[Token]
+    flags: list[int]
+    unsafe: list[bool]
+    labels: list[str]
+    reasons: list[str]
+    scores: list[float]
+    _features: list[tuple[bool, ...]] | None = field(default=None, repr=False)
+
+    def masked(self) -> list[MaskedToken]:
+        return [
+            MaskedToken(t.start, t.end, self.labels[i], self.scores[i])
+            for i, t in enumerate(self.tokens)
+            if self.unsafe[i]
+        ]
+
+    def features(self) -> list[tuple[bool, ...]]:
+        if self._features is None:
+            self._features = token_features(self.text, self.tokens, self.flags)
+        return self._features
+
+
+def _label_from_flags(f: int, phrase_f: int, prev_lower: str | None) -> str:
+    """Category of a token masked by the dictionaries.
+
+    A matched multi-word place or holiday decides first ("New York" is a
+    place even though "York" is also a surname); weekday and month words are
+    dates before they are names ("May", "Monday"); a word that is both a
+    name and a place is a place after a locative preposition.
+    """
+    if phrase_f & _PLACE:
+        return "LOCATION"
+    if phrase_f & _DATE_WORD:
+        return "DATE"
+    if f & _DATE_WORD:
+        return "DATE"
+    if f & _NAME and f & _PLACE:
+        return "LOCATION" if prev_lower in _PLACE_PREPOSITIONS else "NAME"
+    if f & _NAME:
+        return "NAME"
+    if f & _PLACE:
+        return "LOCATION"
+    if f & Bits.TLD:
+        return "URL"
+    return UNKNOWN_LABEL
+
+
+class RuleDeidentifier:
+    """Applies dictionaries, pattern and context detectors to texts."""
+
+    def __init__(
+        self,
+        artifact: DictionaryArtifact,
+        rules: RulesConfig,
+        patterns: PatternDetector | None = None,
+        context: ContextDetector | None = None,
+    ) -> None:
+        self.artifact = artifact
+        self.rules = rules
+        self.patterns = patterns or PatternDetector(enabled=rules.pattern_categories)
+        self.context = context or ContextDetector(
+            ContextLexicon.from_config(rules),
+            rules.context,
+        )
+        self._letter_exceptions = frozenset(rules.single_letter_exceptions)
+        self._scores = rules.scores
+
+    @classmethod
+    def from_config(cls, cfg: DeidConfig, artifact: DictionaryArtifact | None = None) -> RuleDeidentifier:
+        art = artifact or DictionaryArtifact.load(cfg.dictionaries.artifact)
+        return cls(art, cfg.rules)
+
+    @property
+    def version(self) -> str:
+        return f"rules+{self.artifact.version}"
+
+    def effective_flags(self, tokens: Sequence[Token]) -> list[int]:
+        """Word flags plus the flags of multi-word phrases each token is part of."""
+        return self._flags(tokens)[0]
+
+    def _flags(self, tokens: Sequence[Token]) -> tuple[list[int], list[int]]:
+        lowered = [t.lower for t in tokens]
+        flags = [self.artifact.flags(w) for w in lowered]
+        phrase_flags = [0] * len(tokens)
+        for start, end, f in self.artifact.phrases.match(lowered):
+            for i in range(start, end):
+                phrase_flags[i] |= f
+        return [a | b for a, b in zip(flags, phrase_flags)], phrase_flags
+
+    def analyse(self, text: str) -> RuleAnalysis:
+        tokens = tokenize(text)
+        flags, phrase_flags = self._flags(tokens)
+        n = len(tokens)
+        labels = [SAFE_LABEL] * n
+        reasons = ["safe"] * n
+        unsafe = [False] * n
+
+        # 1) pattern detectors: tokens overlapping a match take its category
+        if n:
+            self._apply_patterns(text, tokens, labels, reasons, unsafe)
+        # 2) context detectors
+        for hit in self.context.find(text, tokens, flags):
+            if not unsafe[hit.token_index]:
+                unsafe[hit.token_index] = True
+                labels[hit.token_index] = hit.label
+                reasons[hit.token_index] = f"context:{hit.detector}"
+        # 3) dictionaries and token shape
+        for i, tok in enumerate(tokens):
+            if unsafe[i]:
+                continue
+            f = flags[i]
+            s = tok.text
+            reason = None
+            if f & _UNSAFE or (f & Bits.TLD and preceded_by_dot(text, tok)):
+                reason = "unsafe_list"
+            elif not s.isalpha() and any(ch.isdigit() for ch in s):
+                reason = "digit"
+            elif len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions:
+                reason = "single_letter"
+            elif not f & _SAFE:
+                reason = "unknown"
+            if reason is not None:
+                unsafe[i] = True
+                reasons[i] = reason
+                labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
+        scores = [self._score(r) if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
+        return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores)
+
+    def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
+        return [self.analyse(t) for t in texts]
+
+    def _apply_patterns(
+        self, text: str, tokens: Sequence[Token], labels: list[str], reasons: list[str], unsafe: list[bool]
+    ) -> None:
+        matches = self.patterns.find(text)
+        if not matches:
+            return
+        # tokens and matches are both sorted by start: one merge pass
+        j = 0
+        n = len(tokens)
+        for m in matches:
+            while j < n and tokens[j].end <= m.start:
+                j += 1
+            k = j
+            while k < n and tokens[k].start < m.end:
+                if not unsafe[k]:
+                    unsafe[k] = True
+                    labels[k] = m.category
+                    reasons[k] = f"pattern:{m.category}"
+                k += 1
+
+    def _score(self, reason: str) -> float:
+        kind = reason.split(":", 1)[0]
+        return float(getattr(self._scores, kind))

@@ -1,0 +1,186 @@
+"""Deterministic synthetic ICSR narratives with gold PHI spans.
+
+The project may not ship real case narratives, so ``make run`` de-identifies
+documents generated here, and later training-data tools reuse the same
+generator. Three properties matter more than realism:
+
+* **Exact spans.** Text is built piece by piece (see :mod:`.builder`); no
+  offset is ever found by searching the finished text.
+* **Determinism.** Document ``i`` of seed ``s`` depends only on ``(s, i)``:
+  every random choice flows from ``random.Random`` instances seeded with a
+  string derived from them (string seeds are hashed with SHA-512, so they do
+  not depend on ``PYTHONHASHSEED``), and Faker is re-seeded per document.
+  The same ``(n, seed)`` gives byte-identical output in any process, and the
+  first ``k`` documents do not depend on ``n``.
+* **Coverage.** Templates are dealt in shuffled rounds, so any run of at
+  least ``len(TEMPLATES)`` documents uses every template.
+
+Only process-local state is shared (cached Faker instances and lexicons);
+generation is safe to interleave across generators in one thread but not to
+run from several threads at once, because Faker instances are re-seeded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from random import Random
+from typing import TYPE_CHECKING, Any
+
+from deid_core.synthetic.builder import BuiltText, NarrativeBuilder
+from deid_core.synthetic.case import Doc, sample_case
+from deid_core.synthetic.phi import DATE_STYLES, LOCALE_WEIGHTS, LOCALES, PhiFactory, faker_for
+from deid_core.synthetic.templates import TEMPLATES, Template
+
+if TYPE_CHECKING:
+    from deid_core.corpus.document import Document
+
+GENERATOR = "deid_core.synthetic.narratives"
+GENERATOR_VERSION = 1
+"""Bump when output for a given seed changes, so stale samples are recognisable."""
+
+_PHI_DENSITIES = (0.1, 0.35, 0.6, 0.85, 1.0)
+_RICHNESS = (0.05, 0.3, 0.55, 0.8, 0.95)
+_FULL_DATE_STYLES = tuple(s for s in DATE_STYLES if s not in ("mon_yyyy", "month_yyyy", "year"))
+_SENTENCE_SEPS = (" ", " ", " ", "\n", "  ")
+
+
+@dataclass(slots=True)
+class SyntheticNarrative:
+    """One generated narrative.
+
+    ``spans`` are ``(start, end, label)`` with 0-based, end-exclusive offsets
+    into ``text``. ``meta`` says how the document was made (style, template,
+    seed, locale, ...), keeps the i2b2 subtype of each span in
+    ``meta["subtypes"]`` and the offsets of clinical content that must
+    survive de-identification in ``meta["clinical"]``.
+    """
+
+    doc_id: str
+    text: str
+    spans: list[tuple[int, int, str]]
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The project's JSONL record: ``{"doc_id", "text", "spans", "meta"}``."""
+        return {
+            "doc_id": self.doc_id,
+            "text": self.text,
+            "spans": [{"start": s, "end": e, "label": label} for s, e, label in self.spans],
+            "meta": self.meta,
+        }
+
+    def to_document(self) -> Document:
+        """The corpus form used by the de-identifiers (subtypes preserved)."""
+        from deid_core.corpus.document import Document, GoldSpan
+
+        subtypes = self.meta.get("subtypes") or [None] * len(self.spans)
+        spans = [GoldSpan(s, e, label, sub) for (s, e, label), sub in zip(self.spans, subtypes)]
+        return Document(doc_id=self.doc_id, text=self.text, spans=spans, meta=dict(self.meta))
+
+
+def _rng(seed: int, index: int, purpose: str) -> Random:
+    """A generator private to one document and one purpose.
+
+    Separate purposes (schedule vs. content) keep the template schedule
+    stable when the content code changes, and vice versa.
+    """
+    return Random(f"{GENERATOR}/v{GENERATOR_VERSION}/{seed}/{index}/{purpose}")
+
+
+def template_ids() -> tuple[str, ...]:
+    """Registered template ids in a fixed order (the scheduling order's basis)."""
+    return tuple(sorted(TEMPLATES))
+
+
+def template_for(seed: int, index: int) -> Template:
+    """The template of document ``index``: round ``index // T`` is a shuffle of all T."""
+    ids = template_ids()
+    rounds, pos = divmod(index, len(ids))
+    order = _rng(seed, rounds, "schedule").sample(ids, len(ids))
+    return TEMPLATES[order[pos]]
+
+
+def _pick_locale(rng: Random, tpl: Template) -> str:
+    allowed = tpl.locales or tuple(LOCALE_WEIGHTS)
+    weights = [LOCALE_WEIGHTS[loc] for loc in allowed]
+    return rng.choices(allowed, weights=weights, k=1)[0]
+
+
+def _pick_casing(rng: Random, tpl: Template) -> str:
+    """Most documents as written; some shouted in capitals, some consumer mail in lower case."""
+    if tpl.casing:
+        return tpl.casing
+    r = rng.random()
+    if r < 0.07:
+        return "upper"
+    if tpl.style == "consumer" and r < 0.22:
+        return "lower"
+    return "as_is"
+
+
+_CASE_FUNCS = {"as_is": lambda s: s, "upper": str.upper, "lower": str.lower}
+
+
+def _make_doc(rng: Random, tpl: Template) -> tuple[Doc, str]:
+    """Draw the locale, the case and the rendering knobs for one document."""
+    locale = _pick_locale(rng, tpl)
+    profile = LOCALES[locale]
+    fake = faker_for(locale)
+    fake.seed_instance(rng.getrandbits(64))
+    factory = PhiFactory(rng=rng, fake=fake, profile=profile)
+    case = sample_case(factory)
+    date_style = rng.choice(profile.date_styles if rng.random() < 0.85 else _FULL_DATE_STYLES)
+    doc = Doc(case=case, phi=factory, rng=rng, phi_density=rng.choice(_PHI_DENSITIES),
+              richness=rng.choice(_RICHNESS), date_style=date_style)
+    return doc, locale
+
+
+def _meta(seed: int, index: int, tpl: Template, doc: Doc, locale: str, casing: str,
+          built: BuiltText) -> dict[str, Any]:
+    return {
+        "generator": GENERATOR,
+        "generator_version": GENERATOR_VERSION,
+        "seed": seed,
+        "index": index,
+        "style": tpl.style,
+        "template": tpl.id,
+        "locale": locale,
+        "casing": casing,
+        "phi_density": doc.phi_density,
+        "richness": doc.richness,
+        "date_style": doc.date_style,
+        "sentences": built.sentences,
+        "subtypes": built.subtypes,
+        "clinical": [{"start": s, "end": e, "kind": k} for s, e, k in built.clinical],
+    }
+
+
+def generate_one(seed: int, index: int) -> SyntheticNarrative:
+    """Document ``index`` of the stream for ``seed`` (independent of the others)."""
+    tpl = template_for(seed, index)
+    rng = _rng(seed, index, "content")
+    doc, locale = _make_doc(rng, tpl)
+    casing = _pick_casing(rng, tpl)
+    builder = NarrativeBuilder(casing=_CASE_FUNCS[casing], sentence_sep=rng.choice(_SENTENCE_SEPS))
+    tpl.render(builder, doc)
+    built = builder.build()
+    return SyntheticNarrative(
+        doc_id=f"synth-{seed}-{index:06d}",
+        text=built.text,
+        spans=built.spans,
+        meta=_meta(seed, index, tpl, doc, locale, casing, built),
+    )
+
+
+def generate_narratives(n: int, seed: int = 0) -> Iterator[SyntheticNarrative]:
+    """Yield ``n`` synthetic narratives, deterministically for ``(n, seed)``.
+
+    Lazy, so a training-data job can stream millions without holding them;
+    arguments are checked at call time, not at the first ``next()``.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be an integer, got {seed!r}")
+    return (generate_one(seed, index) for index in range(n))

@@ -1,0 +1,1 @@
+"""Batch jobs and command-line entry points (sample generation, Spark runs)."""

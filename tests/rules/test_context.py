@@ -1,0 +1,77 @@
+"""Context detectors: PHI made of words that are safe on their own."""
+
+from __future__ import annotations
+
+import pytest
+
+from deid_core.rules.context import case_is_informative
+from deid_core.rules.deidentifier import RuleDeidentifier
+from deid_core.text.tokenize import tokenize
+
+
+def hits(rules: RuleDeidentifier, text: str) -> dict[str, str]:
+    toks = tokenize(text)
+    flags = rules.effective_flags(toks)
+    return {toks[h.token_index].text: h.detector for h in rules.context.find(text, toks, flags)}
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("The patient was seen by Dr Tyro today.", {"Tyro"}),
+        ("Mrs. J. Halfpenny called.", {"J", "Halfpenny"}),
+        ("Dr. Sarah O'Driscoll spoke with family.", {"Sarah", "O", "Driscoll"}),
+        ("PER DR TYRO DR KLEIN HAD TALKED", {"TYRO", "KLEIN"}),
+        ("per dr tyro the plan is", {"tyro"}),
+    ],
+)
+def test_titled_names(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    found = {w for w, d in hits(rules, text).items() if d == "titled_name"}
+    assert found == names
+
+
+def test_title_before_a_lower_case_word_in_normal_text_is_not_a_name(rules: RuleDeidentifier) -> None:
+    text = "The patient told the dr that the Rash was better. Seen by Nurse today."
+    assert "that" not in hits(rules, text)
+    assert "today" not in hits(rules, text)
+
+
+def test_surname_after_first_name(rules: RuleDeidentifier) -> None:
+    found = hits(rules, "Yesterday Ferdinand Halfpenny and Mary W. Stone visited.")
+    assert found.get("Halfpenny") == "name_sequence"
+    assert found.get("Stone") == "name_sequence"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("transferred from Sacred Heart Hospital today", {"Sacred", "Heart"}),
+        ("transferred from sacred heart hosp this afternoon", {"sacred", "heart"}),
+        ("HE WORKS AT HARFORD MEMORIAL HOSPITAL", {"HARFORD", "MEMORIAL"}),
+        ("Seen by Baltimore Rehab for rehab screening", {"Baltimore", "Rehab"}),
+        ("returned to St. Mary's Hospital", {"St", "Mary", "s"}),
+        ("admitted from University of Maryland yesterday", {"University", "of", "Maryland"}),
+        ("PT ADMITTED FROM UNIVERSITY OF MARYLAND MEDICAL", {"UNIVERSITY", "OF", "MARYLAND", "MEDICAL"}),
+        ("to go to St. Mary tomorrow", {"St", "Mary"}),
+    ],
+)
+def test_institutions(rules: RuleDeidentifier, text: str, expected: set[str]) -> None:
+    assert expected <= set(hits(rules, text))
+
+
+def test_institution_head_without_a_name_marks_nothing(rules: RuleDeidentifier) -> None:
+    assert hits(rules, "She was admitted to the hospital and later to rehab.") == {}
+    assert hits(rules, "The hospital of origin was not known to the Reporter.") == {}
+
+
+def test_addresses(rules: RuleDeidentifier) -> None:
+    found = hits(rules, "She lives at 12 Elm St near the park.")
+    assert {w for w, d in found.items() if d == "address"} == {"12", "Elm", "St"}
+    assert hits(rules, "Gave 12 mg daily") == {}
+
+
+def test_case_informativeness() -> None:
+    assert case_is_informative(tokenize("The patient, a man from Boston, was seen by Dr Smith today."))
+    assert not case_is_informative(tokenize("PT SEEN BY DR SMITH TODAY, STABLE."))
+    assert not case_is_informative(tokenize("pt seen by dr smith today, stable."))
+    assert not case_is_informative([])

@@ -1,0 +1,169 @@
+"""The rule-based inverse de-identifier: what comes back and what stays masked."""
+
+from __future__ import annotations
+
+from deid_core.dictionaries.flags import Lex
+from deid_core.methods import FailClosed, RulesDetector, mask_everything
+from deid_core.render import render_masked
+from deid_core.rules.deidentifier import SAFE_LABEL, RuleDeidentifier
+from deid_core.rules.features import FEATURE_NAMES
+
+
+def verdict(rules: RuleDeidentifier, text: str) -> dict[str, tuple[bool, str]]:
+    a = rules.analyse(text)
+    return {t.text: (a.unsafe[i], a.labels[i]) for i, t in enumerate(a.tokens)}
+
+
+NARRATIVE = (
+    "Patient J.S., a 67-year-old man from Baltimore, was seen by Dr. Tyro at Sacred Heart Hospital "
+    "on 12-JAN-2014. He received ibuprofen 400 mg for the urticaria."
+)
+
+
+def test_inverse_rules_on_a_case_narrative(rules: RuleDeidentifier) -> None:
+    v = verdict(rules, NARRATIVE)
+    for masked, label in [
+        ("J", None), ("S", None), ("67", "AGE"), ("Baltimore", "LOCATION"), ("Tyro", "NAME"),
+        ("Sacred", "LOCATION"), ("Heart", "LOCATION"), ("12", "DATE"), ("JAN", "DATE"), ("2014", "DATE"),
+        ("400", None),
+    ]:
+        assert v[masked][0], masked
+        if label:
+            assert v[masked][1] == label, masked
+    for kept in ["Patient", "a", "year", "old", "from", "was", "seen", "by", "at", "Hospital",
+                 "on", "He", "received", "ibuprofen", "mg", "for", "the", "urticaria"]:
+        assert v[kept] == (False, SAFE_LABEL), kept
+
+
+def test_unsafe_lists_overrule_safe_lists(rules: RuleDeidentifier) -> None:
+    # "May" and "Monday" are English words and a month/weekday; "Smith" is a word and a surname
+    v = verdict(rules, "On Monday, May 5, Smith called.")
+    assert v["Monday"] == (True, "DATE")
+    assert v["May"][0] and v["Smith"] == (True, "NAME")
+    assert v["called"] == (False, SAFE_LABEL)
+
+
+def test_unknown_words_and_digits_are_masked(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("xqzvbl took 5mg")
+    reasons = dict(zip([t.text for t in a.tokens], a.reasons))
+    assert reasons == {"xqzvbl": "unknown", "took": "safe", "5mg": "digit"}
+
+
+def test_single_letters_are_initials_except_the_article(rules: RuleDeidentifier) -> None:
+    v = verdict(rules, "a patient K reported")
+    assert v["a"] == (False, SAFE_LABEL)
+    assert v["K"][0]
+
+
+def test_multi_word_places_match_only_as_phrases(rules: RuleDeidentifier) -> None:
+    text = "She moved to Broken Arrow after a broken arm."
+    a = rules.analyse(text)
+    words = [t.text for t in a.tokens]
+    assert a.unsafe[words.index("Broken")] and a.unsafe[words.index("Arrow")]
+    assert a.labels[words.index("Arrow")] == "LOCATION"
+    assert not a.unsafe[words.index("broken")] and not a.unsafe[words.index("arm")]
+
+
+def test_holiday_phrases(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("Rash began on Labor Day; her labor was induced.")
+    words = [t.text for t in a.tokens]
+    assert a.unsafe[words.index("Labor")] and a.unsafe[words.index("Day")]
+    assert a.labels[words.index("Labor")] == "DATE"
+    assert not a.unsafe[words.index("labor")] and not a.unsafe[words.index("induced")]
+
+
+def test_institution_names_made_of_everyday_words(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("She went to Sacred Heart, then to Memorial; her heart rate was a sacred ritual.")
+    words = [t.text for t in a.tokens]
+    assert a.unsafe[words.index("Sacred")] and a.unsafe[words.index("Heart")]
+    assert a.labels[words.index("Sacred")] == "LOCATION"
+    assert a.unsafe[words.index("Memorial")]
+    assert not a.unsafe[words.index("heart")] and not a.unsafe[words.index("sacred")]
+
+
+def test_state_codes_only_in_place_context(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("Moved from Towson, MD last year. MD notified, taken to OR. Abdomen soft, CT clear.")
+    w = [(t.text, a.unsafe[i]) for i, t in enumerate(a.tokens)]
+    assert ("CT", False) in w  # the scan, not Connecticut
+    assert w[[x for x, _ in w].index("MD")] == ("MD", True)  # "Towson, MD"
+    assert ("OR", False) in w
+    assert ("notified", False) in w
+    second_md = [i for i, (x, _) in enumerate(w) if x == "MD"][1]
+    assert w[second_md] == ("MD", False)  # the physician
+
+
+def test_top_level_domain_only_after_a_dot(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("see the.org site; org chart")
+    words = [t.text for t in a.tokens]
+    assert a.unsafe[words.index("org")]
+    assert not a.unsafe[len(words) - 2]  # "org" in "org chart"
+
+
+def test_stopwords_are_never_names_or_places(rules: RuleDeidentifier) -> None:
+    # census and GeoNames list "To", "On" and "Of" as surnames and a city
+    v = verdict(rules, "Sent to the unit on arrival of the team.")
+    assert all(not masked for masked, _ in v.values())
+
+
+def test_scores_follow_the_reason(rules: RuleDeidentifier, cfg) -> None:
+    a = rules.analyse("Seen by Dr. Tyro on 12-JAN-2014 xqzvbl")
+    by_word = {t.text: (a.reasons[i], a.scores[i]) for i, t in enumerate(a.tokens)}
+    assert by_word["Tyro"] == ("context:titled_name", cfg.rules.scores.context)
+    assert by_word["2014"] == ("pattern:DATE", cfg.rules.scores.pattern)
+    assert by_word["xqzvbl"] == ("unknown", cfg.rules.scores.unknown)
+    assert by_word["Seen"] == ("safe", 0.0)
+
+
+def test_fifteen_features_in_order(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("Went to Boston on Monday. See www.x.com or 5th Street, 12 three")
+    feats = {t.text: dict(zip(FEATURE_NAMES, a.features()[i])) for i, t in enumerate(a.tokens)}
+    assert len(FEATURE_NAMES) == 15
+    assert feats["Boston"]["is_possibly_city"] and feats["Boston"]["has_capital_beginning"]
+    assert feats["Went"]["is_sentence_beginning"] and feats["See"]["is_sentence_beginning"]
+    assert not feats["to"]["is_sentence_beginning"]
+    assert feats["Monday"]["is_weekday"] and feats["Street"]["is_street"]
+    assert feats["com"]["is_top_level_domain"] and not feats["or"]["is_top_level_domain"]
+    assert feats["12"]["is_digit"] and feats["5th"]["contains_digit"] and not feats["5th"]["is_digit"]
+    assert feats["three"]["is_written_out_number"] and feats["x"]["is_single_letter"]
+    assert feats["to"]["is_common_word"]
+
+
+def test_medical_and_name_features(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("Smith took ibuprofen at Christmas")
+    f = {t.text: dict(zip(FEATURE_NAMES, a.features()[i])) for i, t in enumerate(a.tokens)}
+    assert f["Smith"]["is_possibly_name"]
+    assert f["ibuprofen"]["is_medical_term"]
+    assert f["Christmas"]["is_holiday"]
+
+
+def test_effective_flags_include_phrase_flags(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("in New York")
+    assert a.flags[1] & Lex.STATE and a.flags[2] & Lex.STATE  # New York (state) is a phrase
+
+
+def test_render_uses_tags_and_placeholder(rules: RuleDeidentifier, cfg) -> None:
+    text = "Dr. Tyro saw xqzvbl on 12-JAN-2014."
+    out = render_masked(text, rules.analyse(text).masked(), cfg.output)
+    assert "Tyro" not in out and "xqzvbl" not in out and "2014" not in out
+    assert "[NAME]" in out and "[PHI]" in out and "[DATE]-[DATE]-[DATE]" in out
+
+
+def test_fail_closed_masks_everything_on_error(rules: RuleDeidentifier) -> None:
+    class Boom(RulesDetector):
+        def detect(self, texts):
+            if any("boom" in t for t in texts):
+                raise RuntimeError("model exploded on Mrs Quackenbush")
+            return super().detect(texts)
+
+    det = FailClosed(Boom(rules))
+    texts = ["Ann took aspirin", "boom Quackenbush aspirin"]
+    out = det.detect(texts)
+    assert det.failures == 1
+    assert out[1] == mask_everything(texts[1])
+    assert all(m.label == "PHI" for m in out[1]) and len(out[1]) == 3
+    assert out[0] == rules.analyse(texts[0]).masked()  # the good text is unaffected
+
+
+def test_empty_text(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("")
+    assert a.tokens == [] and a.masked() == [] and a.features() == []

@@ -1,0 +1,386 @@
+"""Pattern detectors: formats found with the right category and span, clinical values left alone.
+
+Cases mark the expected span with [[...]]; all data is synthetic.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from deid_core.rules.patterns import CATEGORIES, PatternDetector, PatternMatch, _resolve
+
+DETECTOR = PatternDetector()
+
+
+def parse(marked: str) -> tuple[str, int, int]:
+    """'on [[12-JAN-2014]].' -> ('on 12-JAN-2014.', 3, 14)."""
+    start = marked.index("[[")
+    end = marked.index("]]") - 2
+    return marked.replace("[[", "").replace("]]", ""), start, end
+
+
+def assert_found(marked: str, category: str, detector: PatternDetector = DETECTOR) -> None:
+    text, start, end = parse(marked)
+    found = [(m.start, m.end, m.category) for m in detector.find(text)]
+    assert (start, end, category) in found, f"{text[start:end]!r} as {category} not in {found} for {text!r}"
+
+
+DATES = [
+    "Onset [[12-JAN-2014]] after the first dose.",
+    "Drug stopped on [[12-Jan-14]].",
+    "Seen [[12 JAN 2014]] in clinic.",
+    "AE start [[12JAN2014]], no rechallenge.",
+    "Entry date [[2014-01-12]] per sender.",
+    "Report received [[2014/01/12]]",
+    "Received [[20140112]] by fax.",
+    "FU on [[1/8/14]] was normal.",
+    "Admitted [[01/08/2014]] for observation.",
+    "Beginn [[21.03.2020]] abends.",
+    "Therapy start [[21.3.20]].",
+    "On [[January 24, 2014]] the patient fell.",
+    "On [[24 January 2014]] the patient fell.",
+    "Recovered on the [[24th of January 2014]].",
+    "Rash since [[January 24th]].",
+    "Rash since [[Jan 24]] with itching.",
+    "Started [[jan2014]] at 10 mg.",
+    "Started [[Jan-2014]] at 10 mg.",
+    "Started in [[January 2014]].",
+    "[[Nov 20, 2012]]: rash on both arms.",
+    "On [[Sept. 3rd, 2019]] she was admitted.",
+    "Nursing: [[10/13]] pt stable overnight.",
+    "[[8/23]] febrile overnight, cultures sent.",
+    "Discharged [[9/30/20]] on oral therapy.",
+    "FU FU [[7 10 2003]] seen by GP.",
+    "Seen again on the [[29th]].",
+    "Returned on the [[11th]] for labs.",
+    "The rash resolved on the [[3rd]].",
+    "Born in [[1977]] in a rural area.",
+    "Diagnosed [[2014]], treated since.",
+    "Hip fracture in [['95]] treated surgically.",
+    "Stable since [[mid-2014]].",
+    "Relapse in [[Q3 2019]].",
+    "Symptoms began in [[spring 2019]].",
+    "Reported [[2014 oct]] by the nurse.",
+    "Restarted [[2014-Jan-12]].",
+    "Event in [[May of 2014]].",
+    "Rash [[Jan '14]], resolved.",
+    "Last infusion [[03/2014]].",
+    "Sample taken [[2014-01-12T08:30]] at ward.",
+    "No relapse since [[January]].",
+    "Hypertension since the [[1990s]].",
+    "On [[May 5]], she called.",
+]
+
+AGES = [
+    "A [[9]] y.o. boy developed a rash.",
+    "A [[9]]yo boy developed a rash.",
+    "A [[9]] yo boy developed a rash.",
+    "A [[9]]-year-old boy developed a rash.",
+    "Patient aged [[32]] with asthma.",
+    "Patient, age [[32]], with asthma.",
+    "Age: [[32]] Sex: F",
+    "A woman at the age of [[41]].",
+    "Male, a.o. [[85]], hospitalised.",
+    "Patient [[45]] yrs, male.",
+    "A [[45]] years old man.",
+    "A [[45]]-yr-old man.",
+    "A [[45]] y/o man.",
+    "[[45]] YO male with chest pain.",
+    "Rash in a child [[4]] years of age.",
+    "[[45]]y female, smoker.",
+    "A man in his [[80s]] fell.",
+    "A woman in her late [[80s]] fell.",
+    "Siblings in their [[eighties]] were well.",
+    "Infant [[3]] months old with fever.",
+    "A [[6]]-week-old infant with fever.",
+    "An infant [[eleven]] months old with fever.",
+    "[[67]]M with chest pain.",
+    "[[67]] M with chest pain.",
+    "[[67]]F with chest pain.",
+    "[[67]]yo F with chest pain.",
+    "[[67]] year old female with chest pain.",
+    "Reported in a [[87]]-year-old.",
+    "A [[sixty-seven]]-year-old man.",
+    "She is [[twenty one]] years old.",
+]
+
+PHONES = [
+    "Call [[(410) 555-9876]] for details.",
+    "Call [[410-555-9876]] for details.",
+    "Call [[410.555.9876]] for details.",
+    "Reporter phone [[301 944-5032]].",
+    "Call back on [[240444-1243]].",
+    "Ward extension [[555-9876]] after hours.",
+    "UK office [[+44 20 7946 0958]].",
+    "Sweden [[+46 8 123 456 78]] (office).",
+    "Munich [[0049 89 1234567]].",
+    "Hotline [[+1-202-555-0143 ext. 123]].",
+    "Desk [[410-555-9876 x123]] mornings.",
+    "Contact via pager [[54321]].",
+    "Contact via beeper #[[33445]].",
+    "Ask for x [[273]] at reception.",
+    "Tel: [[12345]] (internal).",
+    "FAX [[+44 (0)20 7946 0958]]",
+    "Ph. [[410 555 9876]] mornings.",
+    "Cell: [[0412 345 678]].",
+]
+
+EMAILS = [
+    "Sent by [[j.smith+ae@pharma-co.example.co.uk]] today.",
+    "Contact [[pv.safety@hospital.org]].",
+    "Reply to <[[a_b@x.io]]>.",
+]
+
+URLS = [
+    "See [[http://example.com/a?b=1]].",
+    "Form at [[https://x.org]], page 2.",
+    "Leaflet: [[www.example.org/path?x=1]] for patients.",
+    "Uploaded to [[example.com/report]] yesterday.",
+    "Reporter works at [[hospital.org]].",
+    "(see [[https://example.org/x]])",
+    "Registry [[nhs.uk]] lists it.",
+]
+
+IPS = [
+    "Sent from [[192.168.1.1]] at night.",
+    "Subnet [[10.0.0.255/24]] only.",
+    "Host [[2001:0db8:85a3:0000:0000:8a2e:0370:7334]] logged it.",
+    "Host [[fe80::1]] logged it.",
+    "Loopback [[::1]].",
+    "Host [[2001:db8::8a2e:370:7334]] logged it.",
+    "Mapped [[::ffff:192.0.2.1]] address.",
+]
+
+IDS = [
+    "MRN [[12345678]] on file.",
+    "MR# [[445566]] on file.",
+    "Record no [[7788]] on file.",
+    "Case id [[AB-12]] on file.",
+    "Case number [[2014-123]] follows.",
+    "Report no. [[5566]] follows.",
+    "ID: [[rg17]]",
+    "Patient id [[99812]] on file.",
+    "SSN [[123-45-6789]] on file.",
+    "Number [[123-45-6789]] on the form.",
+    "Lot [[AB1234]] of the vaccine.",
+    "Batch [[55X1]] recalled.",
+    "Serial no. [[SN0091]] of the pump.",
+    "License [[12345]] of the reporter.",
+    "Acct [[889900]] billed.",
+    "Policy [[P12345]] covers it.",
+    "NPI [[1234567890]] of the prescriber.",
+    "Case [[US-PFIZER-2014-123456]] is a follow-up.",
+    "Code [[AB123456]] of the sample.",
+    "Reference [[1234567]] of the hospital.",
+    "Number [[20141399]] is not a date.",
+    "MRN [[20140112]] looks like a date.",
+    "Case no [[410-555-9876]] looks like a phone.",
+]
+
+
+@pytest.mark.parametrize("marked", DATES)
+def test_dates(marked: str) -> None:
+    assert_found(marked, "DATE")
+
+
+@pytest.mark.parametrize("marked", AGES)
+def test_ages(marked: str) -> None:
+    assert_found(marked, "AGE")
+
+
+@pytest.mark.parametrize("marked", PHONES)
+def test_phones(marked: str) -> None:
+    assert_found(marked, "PHONE")
+
+
+@pytest.mark.parametrize("marked", EMAILS)
+def test_emails(marked: str) -> None:
+    assert_found(marked, "EMAIL")
+
+
+@pytest.mark.parametrize("marked", URLS)
+def test_urls(marked: str) -> None:
+    assert_found(marked, "URL")
+
+
+@pytest.mark.parametrize("marked", IPS)
+def test_ips(marked: str) -> None:
+    assert_found(marked, "IP")
+
+
+@pytest.mark.parametrize("marked", IDS)
+def test_ids(marked: str) -> None:
+    assert_found(marked, "ID")
+
+
+@pytest.mark.parametrize(
+    "marked",
+    ["Call [[(410) 555-9876]].", "UK office [[+44 20 7946 0958]].", "Pager [[54321]]."],
+)
+def test_phones_without_library_regions(marked: str) -> None:
+    # the regexes alone still find these when no region is configured
+    assert_found(marked, "PHONE", PatternDetector(phone_regions=()))
+
+
+# Clinical values: nothing is found at all.
+CLINICAL = [
+    "Dopamine 30MCG/MIN titrated.",
+    "Heparin 5000U bolus.",
+    "NS at 100CC/HR overnight.",
+    "PLT 92K today.",
+    "On 2L NC.",
+    "Urine output X24HRS recorded.",
+    "CK 46%MB noted.",
+    "K 3.3, Na 135.6, Cl 101.",
+    "BP 117/63 HR 56-71",
+    "O2 SATS 94-96% on room air.",
+    "Meds given at 0800 and 2130.",
+    "Seen at 12:30 by the team.",
+    "Repeated x3 without effect.",
+    "A&O X3, afebrile.",
+    "Antibiotics for 7 days.",
+    "Diluted 1:1 with saline.",
+    "Software v2.1 was used.",
+    "Take e.g. one tab p.o. b.i.d. i.e. twice daily.",
+    "ABG pH 7.35, pCO2 41.",
+    "Temp 101 F overnight.",
+    "Glucose 112 145 130 today.",
+    "BP 120/80 140/90 sitting and standing.",
+    "Vitals at 0800 2130 unchanged.",
+    "After the 3rd dose and the 2nd cycle.",
+    "Given 1,000,000 units and 100000 units.",
+    "Penicillin 500000IU IM.",
+    "Needs 24/7 care at home.",
+    "Dose 0.5 mg once.",
+    "Improved a lot 3 times a week.",
+    "INR 2.5, Hb 13.2 g/dL, QTc 450 ms.",
+    "Motor strength 4/5 in the left arm.",
+    "Power 5/5 strength bilaterally.",
+    "Pain 7/10 at rest.",
+    "Patient improved.He was discharged.",
+    "Seen by Dr.Md and the report.pdf filed.",
+    "Smoked for 5 yrs, stopped 2 years ago.",
+    "A 14 F foley catheter was placed.",
+    "Item no. 5 and #3 of the list.",
+]
+
+
+@pytest.mark.parametrize("text", CLINICAL)
+def test_clinical_values_are_not_matched(text: str) -> None:
+    found = [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
+    assert found == []
+
+
+# Values next to real identifiers: no PHONE/ID/URL/EMAIL on the values.
+@pytest.mark.parametrize(
+    "text",
+    ["HR 56-71, RR 12-18, SBP 100-120", "WBC 11.2, PLT 250, Hct 35.2", "Rate 125 ml/hr for 24 hrs"],
+)
+def test_value_series_are_not_phone_or_id(text: str) -> None:
+    cats = {m.category for m in DETECTOR.find(text)}
+    assert not cats & {"PHONE", "ID", "URL", "EMAIL", "IP"}
+
+
+def test_email_wins_over_its_domain() -> None:
+    text = "mail j.smith+ae@pharma-co.example.co.uk now"
+    found = DETECTOR.find(text)
+    assert [(text[m.start : m.end], m.category) for m in found] == [("j.smith+ae@pharma-co.example.co.uk", "EMAIL")]
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "category"),
+    [
+        ("IP 192.168.1.1 logged", "192.168.1.1", "IP"),  # also phone- and date-shaped
+        ("AE start 12JAN2014.", "12JAN2014", "DATE"),  # also a mixed letter/digit code
+        ("Case US-PFIZER-2014-123456.", "US-PFIZER-2014-123456", "ID"),  # contains a year
+        ("Hotline +1-202-555-0143 ext. 123.", "+1-202-555-0143 ext. 123", "PHONE"),
+        ("On 12-JAN-2014.", "12-JAN-2014", "DATE"),  # the year alone is shorter
+    ],
+)
+def test_longest_candidate_wins(text: str, span: str, category: str) -> None:
+    found = [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
+    assert found == [(span, category)]
+
+
+def test_equal_length_priority() -> None:
+    cands = [PatternMatch(0, 5, c, "x") for c in reversed(CATEGORIES)]
+    assert _resolve(list(cands))[0].category == "EMAIL"
+    order = ["EMAIL", "URL", "IP", "PHONE", "DATE", "AGE", "ID"]
+    for better, worse in zip(order, order[1:]):
+        pair = [PatternMatch(0, 4, worse, "x"), PatternMatch(0, 4, better, "y")]
+        assert _resolve(pair) == [pair[1]]
+
+
+def test_overlap_keeps_longer_and_sorts() -> None:
+    cands = [
+        PatternMatch(10, 14, "DATE", "a"),
+        PatternMatch(0, 3, "AGE", "b"),
+        PatternMatch(8, 20, "ID", "c"),
+        PatternMatch(2, 6, "PHONE", "d"),
+    ]
+    assert _resolve(cands) == [PatternMatch(2, 6, "PHONE", "d"), PatternMatch(8, 20, "ID", "c")]
+
+
+TEXT_ALL = "Pt 67M seen 12-JAN-2014, tel 410-555-9876, j@x.org, www.x.org, 10.0.0.1, MRN 445566."
+
+
+def test_enabled_restricts_categories() -> None:
+    for category in CATEGORIES:
+        found = PatternDetector(enabled=[category]).find(TEXT_ALL)
+        assert found and {m.category for m in found} == {category}
+    assert {m.category for m in DETECTOR.find(TEXT_ALL)} == set(CATEGORIES)
+    assert PatternDetector(enabled=[]).find(TEXT_ALL) == []
+
+
+def test_unknown_category_is_rejected() -> None:
+    with pytest.raises(ValueError):
+        PatternDetector(enabled=["DATE", "NAME"])
+
+
+def test_matches_carry_detector_names() -> None:
+    names = {m.detector for m in DETECTOR.find(TEXT_ALL)}
+    assert {"age_sex", "date_text", "phone_keyword", "email", "url_www", "ipv4", "id_keyword"} <= names
+
+
+def test_empty_text() -> None:
+    assert DETECTOR.find("") == []
+
+
+def check_invariants(text: str, found: list[PatternMatch]) -> None:
+    prev_end = 0
+    for m in found:
+        assert 0 <= m.start < m.end <= len(text)
+        assert m.start >= prev_end
+        assert m.category in CATEGORIES
+        prev_end = m.end
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=300))
+def test_property_arbitrary_text(text: str) -> None:
+    check_invariants(text, DETECTOR.find(text))
+
+
+CLINICAL_ALPHABET = "0123456789 ./-:+()#@'xXyYoOMFJANjanSeptwwwcomorgIDMRNlotph%,"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(alphabet=CLINICAL_ALPHABET, max_size=200))
+def test_property_pattern_shaped_text(text: str) -> None:
+    check_invariants(text, DETECTOR.find(text))
+
+
+@pytest.mark.parametrize("alphabet", ["0123456789./ ", "0123456789", "1/", "01234 56789-", "12.12.2012 ", "a1.-"])
+def test_adversarial_input_is_fast(alphabet: str) -> None:
+    # sanity guard against catastrophic backtracking, not a benchmark
+    rng = random.Random(7)
+    text = "".join(rng.choice(alphabet) for _ in range(200_000))
+    t0 = time.perf_counter()
+    found = DETECTOR.find(text)
+    assert time.perf_counter() - t0 < 2.0
+    check_invariants(text, found)
