@@ -29,7 +29,7 @@ from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
 from deid_core.dictionaries.flags import Lex
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts, Span, evaluate_document
-from deid_core.methods import FailClosed, Method, build_detector
+from deid_core.methods import FailClosed, Method, build_detector, mask_everything
 from deid_core.render import render_masked
 from deid_core.rules.deidentifier import MaskedToken
 
@@ -100,11 +100,13 @@ def detect(
         for batch in _batches(in_path, progress):
             results = detector.detect([d.text for d in batch])
             for doc, masked in zip(batch, results, strict=True):
-                line = {
-                    "doc_id": doc.doc_id,
-                    "spans": _spans_json(masked),
-                    "text_deid": render_masked(doc.text, masked, cfg.output),
-                }
+                try:
+                    text_deid = render_masked(doc.text, masked, cfg.output)
+                except ValueError:  # inconsistent spans: fail closed for this document
+                    detector.failures += 1
+                    masked = mask_everything(doc.text)
+                    text_deid = render_masked(doc.text, masked, cfg.output)
+                line = {"doc_id": doc.doc_id, "spans": _spans_json(masked), "text_deid": text_deid}
                 fh.write(json.dumps(line, ensure_ascii=False) + "\n")
                 n_docs += 1
                 n_masked += len(masked)

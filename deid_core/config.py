@@ -94,6 +94,8 @@ class RulesConfig(_Strict):
     single_letters_unsafe: bool = True
     single_letter_exceptions: list[str] = Field(default_factory=list)
     pattern_categories: list[PatternCategory]
+    #: ISO regions whose phone-number formats the PHONE detector recognises
+    phone_regions: list[str] = Field(min_length=1)
     context: ContextConfig = ContextConfig()
     salutations: Path
     institution_heads: Path

@@ -109,13 +109,16 @@ class RuleDeidentifier:
     ) -> None:
         self.artifact = artifact
         self.rules = rules
-        self.patterns = patterns or PatternDetector(enabled=rules.pattern_categories)
+        self.patterns = patterns or PatternDetector(
+            enabled=rules.pattern_categories, phone_regions=rules.phone_regions
+        )
         self.context = context or ContextDetector(
             ContextLexicon.from_config(rules),
             rules.context,
         )
         self._letter_exceptions = frozenset(rules.single_letter_exceptions)
-        self._scores = rules.scores
+        # score by masking kind, looked up per masked token
+        self._scores: dict[str, float] = {k: float(v) for k, v in rules.scores.model_dump().items()}
 
     @classmethod
     def from_config(cls, cfg: DeidConfig, artifact: DictionaryArtifact | None = None) -> RuleDeidentifier:
@@ -175,7 +178,8 @@ class RuleDeidentifier:
                 unsafe[i] = True
                 reasons[i] = reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
-        scores = [self._score(r) if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
+        table = self._scores
+        scores = [table[r.split(":", 1)[0]] if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
         return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores)
 
     def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
@@ -200,7 +204,3 @@ class RuleDeidentifier:
                     labels[k] = m.category
                     reasons[k] = f"pattern:{m.category}"
                 k += 1
-
-    def _score(self, reason: str) -> float:
-        kind = reason.split(":", 1)[0]
-        return float(getattr(self._scores, kind))

@@ -120,3 +120,19 @@ def test_eval_refuses_incomplete_predictions(monkeypatch, tmp_path: Path, capsys
     pred.write_text(json.dumps({"doc_id": "other", "spans": []}) + "\n")
     assert run(monkeypatch, "eval", "--gold", str(src), "--pred", str(pred), "--no-progress") == 2
     assert "no prediction" in capsys.readouterr().err
+
+
+def test_inconsistent_spans_fail_closed_per_document(monkeypatch, tmp_path: Path) -> None:
+    from deid_core.methods import RulesDetector
+    from deid_core.rules.deidentifier import MaskedToken
+
+    def overlapping(self, texts):
+        return [[MaskedToken(0, 4, "NAME", 1.0), MaskedToken(2, 6, "NAME", 1.0)] for _ in texts]
+
+    monkeypatch.setattr(RulesDetector, "detect", overlapping)
+    src = write(tmp_path, [json.dumps(DOCS[0]).encode()])
+    out = tmp_path / "out.jsonl"
+    assert run(monkeypatch, "detect", "--in", str(src), "--out", str(out), "--no-progress") == 0
+    line = json.loads(out.read_text())
+    assert SECRET not in line["text_deid"] and "ibuprofen" not in line["text_deid"]
+    assert all(s["label"] == "PHI" for s in line["spans"])

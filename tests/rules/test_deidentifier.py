@@ -167,3 +167,9 @@ def test_fail_closed_masks_everything_on_error(rules: RuleDeidentifier) -> None:
 def test_empty_text(rules: RuleDeidentifier) -> None:
     a = rules.analyse("")
     assert a.tokens == [] and a.masked() == [] and a.features() == []
+
+
+def test_configured_phone_regions_reach_the_detector(rules: RuleDeidentifier, cfg) -> None:
+    assert rules.patterns._phones.regions == tuple(r.upper() for r in cfg.rules.phone_regions)
+    custom = RuleDeidentifier(rules.artifact, cfg.rules.model_copy(update={"phone_regions": ["NO"]}))
+    assert custom.patterns._phones.regions == ("NO",)
