@@ -20,12 +20,19 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 export DEID_JARS_DIR := $(abspath $(JARS_DIR))
 export TF_CPP_MIN_LOG_LEVEL := 2
 
-.PHONY: help setup system-deps venv jars dictionaries samples run test bench clean
+MODEL       := models/default
+VARIANTS    := build/variants
+# the variant comparison trains each variant on the same reduced budget
+VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
+
+.PHONY: help setup system-deps venv jars dictionaries samples run test bench train train-variants bench-variants clean
 
 help:
 	@echo "make run    - set up and de-identify the bundled sample narratives"
 	@echo "make test   - set up and run the tests"
 	@echo "make bench  - accuracy and throughput benchmarks (needs ../shared/data)"
+	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
+	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
 
 # ---- set-up ------------------------------------------------------------------
 
@@ -75,7 +82,7 @@ $(SAMPLES): | $(VENV)/.installed
 samples: $(SAMPLES)
 
 run: setup $(SAMPLES)
-	$(VENV)/bin/deid detect --method rules --in $(SAMPLES) --out $(SAMPLES_OUT)
+	$(VENV)/bin/deid detect --method hybrid --in $(SAMPLES) --out $(SAMPLES_OUT)
 	@$(PY) -m jobs.summarize_detections --in $(SAMPLES_OUT)
 
 test: setup
@@ -84,6 +91,19 @@ test: setup
 bench: setup
 	$(PY) bench/accuracy.py
 	$(PY) bench/throughput.py
+
+# ---- the deep model ------------------------------------------------------------
+
+train: setup
+	$(PY) -m jobs.train_model --out $(MODEL)
+
+train-variants: setup
+	for v in a b c d; do $(PY) -m jobs.train_model --variant $$v --out $(VARIANTS)/$$v-softmax $(VARIANT_ARGS) || exit 1; done
+	$(PY) -m jobs.train_model --head crf --out $(VARIANTS)/d-crf $(VARIANT_ARGS)
+	$(PY) -m jobs.train_model --head window --out $(VARIANTS)/d-window $(VARIANT_ARGS)
+
+bench-variants: train-variants
+	$(PY) bench/accuracy.py --variants $(VARIANTS)
 
 clean:
 	rm -rf build out data/samples .pytest_cache

@@ -1,11 +1,17 @@
-"""Accuracy of each available method on PhysioNet dev and test.
+"""Accuracy of the methods on PhysioNet dev and test, and of the model variants.
 
-Prints, per method and split: token masking recall, precision (also under the
-i2b2 reading, where masked ages and years count as PHI), F1, HIPAA recall,
-recall per gold label, entity-level exact/overlap recall and precision, and
-retention of non-PHI numbers and drug names. Numbers only, never text.
+Default: every method (rules, deep, hybrid with the default model) on dev and
+test: token masking recall, precision (also under the i2b2 reading, where
+masked ages and years count as PHI), F1, HIPAA recall, recall per gold
+label, entity-level recall/precision, retention of non-PHI numbers and drug
+names. Numbers only, never text.
+
+With `--variants DIR`: one row per model directory under DIR (as written by
+`make train-variants`: variants a-d, CRF and window heads) x method (deep,
+hybrid), plus rules, on the test split.
 
     .venv/bin/python bench/accuracy.py [--json]
+    .venv/bin/python bench/accuracy.py --variants build/variants [--split test]
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from pathlib import Path
 
 from _common import PHYSIONET, require
 
@@ -25,11 +32,11 @@ from deid_core.evaluation.metrics import Counts, Span, evaluate_document
 from deid_core.methods import Method, build_detector
 
 
-def run(method: Method, split: str) -> tuple[Counts, float]:
+def run(method: Method, split: str, model_dir: Path | None = None) -> tuple[Counts, float, str]:
     cfg = load_config()
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
-    det = build_detector(method, cfg, art)
+    det = build_detector(method, cfg, art, model_dir=model_dir)
     docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
     t0 = time.perf_counter()
     preds = det.detect([d.text for d in docs])
@@ -41,36 +48,57 @@ def run(method: Method, split: str) -> tuple[Counts, float]:
             [Span(m.start, m.end, m.label) for m in masked], hipaa,
             is_drug=lambda w: bool(art.flags(w) & Lex.DRUG_NAME),
         ))
-    return total, elapsed
+    return total, elapsed, det.version
+
+
+def _row(name: str, r: dict) -> str:
+    t, e, ret = r["token"], r["entity"], r["retention"]
+    return (f"{name:22s} {r['split']:5s} {t['gold']:5d} {t['recall']:7.4f} {t['precision']:7.4f} "
+            f"{t['precision_i2b2_reading']:9.4f} {t['f1']:7.4f} {t['hipaa_recall']:7.4f} "
+            f"{e['overlap_recall']:8.4f} {e['exact_precision']:8.4f} "
+            f"{ret['numeric_retention']:7.4f} {ret['drug_retention']:8.4f}")
+
+
+HEAD = (f"{'method':22s} {'split':5s} {'gold':>5s} {'recall':>7s} {'prec.':>7s} {'prec.i2b2':>9s} {'F1':>7s} "
+        f"{'HIPAA-R':>7s} {'ent.ov.R':>8s} {'ent.ex.P':>8s} {'num.ret':>7s} {'drug.ret':>8s}")
+
+
+def _print(results: list[dict]) -> None:
+    print(HEAD)
+    for r in results:
+        print(_row(r["name"], r))
+    print("\nrecall per gold label (caught/gold)")
+    for r in results:
+        per = ", ".join(f"{k} {v['caught']}/{v['gold']} ({v['recall']:.3f})" for k, v in r["token"]["per_label"].items())
+        print(f"{r['name']:22s} {r['split']:5s} {per}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--variants", type=Path, help="folder of variant model directories")
+    ap.add_argument("--split", action="append", help="split(s) to evaluate (default dev and test; test for variants)")
     args = ap.parse_args()
     results = []
-    for method in Method:
-        for split in ("dev", "test"):
-            c, secs = run(method, split)
+    if args.variants:
+        splits = args.split or ["test"]
+        jobs: list[tuple[str, Method, Path | None]] = [("rules", Method.rules, None)]
+        for model_dir in sorted(p for p in args.variants.iterdir() if (p / "manifest.json").exists()):
+            for method in (Method.deep, Method.hybrid):
+                jobs.append((f"{model_dir.name}/{method.value}", method, model_dir))
+    else:
+        splits = args.split or ["dev", "test"]
+        jobs = [(m.value, m, None) for m in Method]
+    for name, method, model_dir in jobs:
+        for split in splits:
+            c, secs, version = run(method, split, model_dir)
             d = c.as_dict()
-            d.update(method=method.value, split=split, detect_seconds=round(secs, 2))
+            d.update(name=name, method=method.value, split=split, version=version, detect_seconds=round(secs, 2))
             results.append(d)
     if args.json:
         print(json.dumps(results, indent=2))
-        return
-    head = (f"{'method':8s} {'split':5s} {'gold':>5s} {'recall':>7s} {'prec.':>7s} {'prec.i2b2':>9s} {'F1':>7s} "
-            f"{'HIPAA-R':>7s} {'ent.ex.R':>8s} {'ent.ov.R':>8s} {'ent.ex.P':>8s} {'num.ret':>7s} {'drug.ret':>8s}")
-    print(head)
-    for r in results:
-        t, e, ret = r["token"], r["entity"], r["retention"]
-        print(f"{r['method']:8s} {r['split']:5s} {t['gold']:5d} {t['recall']:7.4f} {t['precision']:7.4f} "
-              f"{t['precision_i2b2_reading']:9.4f} {t['f1']:7.4f} {t['hipaa_recall']:7.4f} "
-              f"{e['exact_recall']:8.4f} {e['overlap_recall']:8.4f} {e['exact_precision']:8.4f} "
-              f"{ret['numeric_retention']:7.4f} {ret['drug_retention']:8.4f}")
-    print("\nrecall per gold label (caught/gold)")
-    for r in results:
-        per = ", ".join(f"{k} {v['caught']}/{v['gold']} ({v['recall']:.3f})" for k, v in r["token"]["per_label"].items())
-        print(f"{r['method']:8s} {r['split']:5s} {per}")
+    else:
+        _print(results)
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from deid_core.config import ConfigError, DeidConfig, load_config
 from deid_core.corpus.atomic import atomic_text_writer
 from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import CorpusFormatError, iter_jsonl
+from deid_core.deep.manifest import ModelError
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
 from deid_core.dictionaries.flags import Lex
 from deid_core.evaluation.hipaa import HipaaMap
@@ -43,6 +44,7 @@ BATCH = 64
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="YAML config (default: $DEID_CONFIG or conf/deid.yaml)")]
 MethodOpt = Annotated[Method, typer.Option("--method", help="de-identification method")]
 DictOpt = Annotated[Optional[Path], typer.Option("--dictionaries", help="dictionary artifact (default: from config)")]
+ModelOpt = Annotated[Optional[Path], typer.Option("--model", help="model directory (default: deep.model_dir in the config)")]
 
 
 class CliError(Exception):
@@ -86,15 +88,16 @@ def _spans_json(masked: list[MaskedToken]) -> list[dict[str, object]]:
 def detect(
     in_path: Annotated[Path, typer.Option("--in", exists=True, dir_okay=False, readable=True, help="input JSONL")],
     out_path: Annotated[Path, typer.Option("--out", dir_okay=False, help="output JSONL")],
-    method: MethodOpt = Method.rules,
+    method: MethodOpt = Method.hybrid,
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
+    model: ModelOpt = None,
     progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
 ) -> None:
     """Mask PHI tokens: one output line per input document."""
     t0 = time.perf_counter()
     cfg, art = _load(config, dictionaries)
-    detector = build_detector(method, cfg, art)
+    detector = build_detector(method, cfg, art, model_dir=model)
     n_docs = n_masked = 0
     with atomic_text_writer(out_path) as fh:
         for batch in _batches(in_path, progress):
@@ -140,11 +143,12 @@ def _read_predictions(path: Path) -> dict[str, list[Span]]:
 @app.command("eval")
 def evaluate(
     gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="gold JSONL with spans")],
-    method: MethodOpt = Method.rules,
+    method: MethodOpt = Method.hybrid,
     pred: Annotated[Optional[Path], typer.Option("--pred", help="score this prediction JSONL instead of running a method")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="machine-readable output")] = False,
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
+    model: ModelOpt = None,
     progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
 ) -> None:
     """Token masking recall/precision, per-label and HIPAA recall, entities, retention."""
@@ -155,7 +159,7 @@ def evaluate(
         return bool(art.flags(word) & Lex.DRUG_NAME)
 
     preds = _read_predictions(pred) if pred else None
-    detector = None if preds is not None else build_detector(method, cfg, art)
+    detector = None if preds is not None else build_detector(method, cfg, art, model_dir=model)
     total = Counts()
     t0 = time.perf_counter()
     for batch in _batches(gold, progress):
@@ -221,6 +225,52 @@ def print_report(result: dict, console: Console) -> None:
                   f"dictionaries {result.get('dictionaries')}; {result.get('seconds')}s")
 
 
+@app.command("tune-thresholds")
+def tune_thresholds(
+    gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL")],
+    target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0)] = 0.995,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory)")] = None,
+    write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen pair in the model manifest")] = True,
+    config: ConfigOpt = None,
+    dictionaries: DictOpt = None,
+    model: ModelOpt = None,
+) -> None:
+    """Search (low, high) on a dev set: best precision at the target recall."""
+    from deid_core.deep.manifest import ModelManifest, Thresholds
+    from deid_core.hybrid.combiner import never_release_from
+    from deid_core.hybrid.scoring import collect_scores, tune
+
+    cfg, art = _load(config, dictionaries)
+    model_dir = model or cfg.deep.model_dir
+    det = build_detector(Method.deep, cfg, art, model_dir=model_dir)
+    docs = [d for _, d in iter_jsonl(gold)]
+    never = never_release_from(cfg)
+    scores = collect_scores(det.inner, docs, never)  # type: ignore[arg-type]
+    plot_path = plot or model_dir / f"precision_recall_{gold.stem}.png"
+    best, result = tune(scores, target_recall, plot_path)
+    t = Table(title=f"Threshold search on {gold.name}: {len(scores)} tokens, {result.gold} gold PHI")
+    for col in ("low", "high", "recall", "precision", "masked"):
+        t.add_column(col, justify="right")
+    for p in result.frontier():
+        if p.recall >= target_recall - 0.01:
+            t.add_row(f"{p.low:.4f}", f"{p.high:.4f}", f"{p.recall:.4f}", f"{p.precision:.4f}", str(p.masked))
+    out_console.print(t)
+    err.print(f"precision-recall plot -> {escape(str(plot_path))}")
+    if best is None:
+        raise CliError(f"no threshold pair reaches recall {target_recall} on {gold.name}")
+    out_console.print(
+        f"best at recall >= {target_recall}: low {best.low:.4f}, high {best.high:.4f}: "
+        f"recall {best.recall:.4f}, precision {best.precision:.4f}"
+    )
+    if write:
+        manifest = ModelManifest.read(model_dir)
+        manifest = manifest.model_copy(update={"thresholds": Thresholds(
+            low=best.low, high=best.high, target_recall=target_recall, tuned_on=gold.name,
+            recall=round(best.recall, 6), precision=round(best.precision, 6))})
+        manifest.write(model_dir)
+        err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
+
+
 @app.command("build-dictionaries")
 def build_dictionaries(
     config: ConfigOpt = None,
@@ -253,7 +303,7 @@ def main() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     try:
         app(standalone_mode=False)
-    except (CorpusFormatError, ConfigError, ArtifactError, CliError) as exc:
+    except (CorpusFormatError, ConfigError, ArtifactError, ModelError, CliError) as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         sys.exit(2)
     except typer.Exit as exc:

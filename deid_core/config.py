@@ -131,12 +131,136 @@ class EvaluationConfig(_Strict):
     hipaa_age_threshold: int = 90
 
 
+ModelClass = Literal["SAFE", "NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID", "OTHER"]
+Head = Literal["softmax", "crf", "window"]
+#: Variants a-d of the method: (post-space characters, extra features).
+VARIANTS: dict[str, tuple[bool, bool]] = {"a": (False, False), "b": (True, False), "c": (False, True), "d": (True, True)}
+
+
+class ArchitectureConfig(_Strict):
+    """Hyperparameters of the deep de-identifier (Dernoncourt et al.; thesis ch. 4.3).
+
+    `variant` picks post-space characters and extra features together as in
+    the thesis's table 4.3; `rule_features` adds the rules' 15 features and
+    verdict to the extra features (only with variants c and d).
+    """
+
+    head: Head = "softmax"
+    variant: Literal["a", "b", "c", "d"] = "d"
+    rule_features: bool = True
+    char_embedding_dim: int = Field(25, ge=1)
+    char_lstm_units: int = Field(25, ge=1)
+    token_embedding_dim: int = Field(100, ge=1)
+    token_lstm_units: int = Field(100, ge=1)
+    dropout: float = Field(0.5, ge=0, lt=1)
+    #: tokens on each side of the classified token, window head only (4 -> 9 tokens)
+    window_radius: int = Field(4, ge=1)
+    #: characters of a token fed to the character BiLSTM (longer tokens are cut)
+    max_token_chars: int = Field(16, ge=1)
+
+    @property
+    def post_space(self) -> bool:
+        return VARIANTS[self.variant][0]
+
+    @property
+    def extra_features(self) -> bool:
+        return VARIANTS[self.variant][1]
+
+
+class SequenceConfig(_Strict):
+    """Long documents are cut into overlapping windows whose predictions are stitched."""
+
+    window_tokens: int = Field(128, ge=8)
+    overlap: int = Field(32, ge=0)
+
+    @field_validator("overlap")
+    @classmethod
+    def _overlap_small(cls, v: int, info) -> int:  # type: ignore[no-untyped-def]
+        size = info.data.get("window_tokens", 128)
+        if v * 2 >= size:
+            raise ValueError("overlap must be less than half of window_tokens")
+        return v
+
+
+class VocabularyConfig(_Strict):
+    min_count: int = Field(2, ge=1)
+    max_size: int = Field(20000, ge=10)
+    #: Words seen mostly inside gold PHI are left out of the vocabulary, so
+    #: the model file never lists a training patient's name; words that are
+    #: mostly ordinary text ("of", "hospital", the shape "00") stay in.
+    exclude_phi: bool = True
+    exclude_phi_share: float = Field(0.5, gt=0, le=1)
+
+
+class TrainingConfig(_Strict):
+    corpora: list[Path] = Field(default_factory=list)
+    dev: Path | None = None
+    synthetic_docs: int = Field(0, ge=0)
+    synthetic_seed: int = 1
+    batch_size: int = Field(32, ge=1)
+    max_epochs: int = Field(30, ge=1)
+    patience: int = Field(4, ge=0)
+    learning_rate: float = Field(1e-3, gt=0)
+    #: weight of a PHI token in the loss relative to a SAFE one
+    phi_class_weight: float = Field(5.0, gt=0)
+    #: model selection: the epoch with the best hybrid precision on dev at this recall
+    select_at_recall: float = Field(0.99, gt=0, le=1)
+    #: share of known words replaced by the unknown id during training
+    word_dropout: float = Field(0.05, ge=0, lt=1)
+    seed: int = 13
+    #: corpus labels mapped to model classes; unmapped labels become OTHER
+    label_map: dict[str, ModelClass]
+    #: gold ages below this are trained as SAFE, as in the PhysioNet and HIPAA reading
+    age_phi_min: int = 90
+    workdir: Path
+    pretrained_vectors: Path | None = None
+    #: Spark settings of the training job (window rows hold large arrays)
+    spark_conf: dict[str, str] = Field(default_factory=dict)
+
+
+class CombinerConfig(_Strict):
+    """The adaptive-threshold rule; a model's manifest may carry tuned values."""
+
+    low: float = Field(0.9, ge=0, le=1)
+    high: float = Field(0.95, ge=0, le=1)
+    #: never-release flags (weekday, month, street, holiday, written-out
+    #: number) of a word that is also on a safe list (the modal "may",
+    #: "sat" for saturation, "one") send it to the high threshold instead
+    #: of masking it always, for the flag kinds listed here
+    ambiguous_never_release_use_high: list[Literal["weekday", "month", "street", "holiday", "written_number"]] = (
+        Field(default_factory=list)
+    )
+    prefer_manifest_thresholds: bool = True
+    #: numbers the AGE detector finds from this value up are never released
+    never_release_ages_from: int | None = 90
+
+
+class DeepConfig(_Strict):
+    model_dir: Path
+    classes: list[ModelClass]
+    architecture: ArchitectureConfig = ArchitectureConfig()
+    sequence: SequenceConfig = SequenceConfig()
+    vocabulary: VocabularyConfig = VocabularyConfig()
+    training: TrainingConfig
+    combiner: CombinerConfig = CombinerConfig()
+    #: most token positions (windows x padded length) per inference batch
+    inference_batch_tokens: int = Field(8192, ge=128)
+
+    @field_validator("classes")
+    @classmethod
+    def _safe_first(cls, v: list[str]) -> list[str]:
+        if not v or v[0] != "SAFE" or len(set(v)) != len(v):
+            raise ValueError("classes must start with SAFE and be unique")
+        return v
+
+
 class DeidConfig(_Strict):
     version: Literal[1]
     dictionaries: DictionaryConfig
     rules: RulesConfig
     output: OutputConfig = OutputConfig()
     evaluation: EvaluationConfig
+    deep: DeepConfig
 
 
 def _resolve_paths(node: object, base: Path) -> object:
@@ -151,6 +275,9 @@ def _resolve_paths(node: object, base: Path) -> object:
         return node.model_copy(update=updates) if updates else node
     if isinstance(node, Path):
         return node if node.is_absolute() else (base / node).resolve()
+    if isinstance(node, list):
+        items = [_resolve_paths(v, base) for v in node]
+        return items if any(a is not b for a, b in zip(items, node)) else node
     return node
 
 

@@ -13,15 +13,28 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleDeidentifier
+from deid_core.hybrid.combiner import Combiner, Thresholds, never_release_from
+from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleAnalysis, RuleDeidentifier
 from deid_core.text.tokenize import tokenize
+
+if TYPE_CHECKING:
+    from deid_core.deep.predictor import DeepModel
 
 log = logging.getLogger(__name__)
 
 
 class Method(str, Enum):
+    """`hybrid` is the method of the project: rules corrected by the network."""
+
+    hybrid = "hybrid"
+    deep = "deep"
     rules = "rules"
 
 
@@ -80,8 +93,76 @@ class FailClosed:
             return out
 
 
-def build_detector(method: Method, cfg: DeidConfig, artifact: DictionaryArtifact | None = None) -> FailClosed:
+class NetworkDetector:
+    """The deep and hybrid methods: both read the rules' analysis and the network.
+
+    `deep` masks every token whose most likely class is not SAFE; `hybrid`
+    applies the adaptive-threshold combiner. Thresholds come from the model
+    manifest when it carries tuned ones (and the config allows), else from
+    the config.
+    """
+
+    def __init__(self, rules: RuleDeidentifier, model: DeepModel, combiner: Combiner | None) -> None:
+        self.rules = rules
+        self.model = model
+        self.combiner = combiner
+
+    @property
+    def version(self) -> str:
+        kind = "hybrid" if self.combiner else "deep"
+        return f"{kind}+{self.model.version}+{self.rules.artifact.version}"
+
+    def analyse(self, texts: Sequence[str]) -> list[tuple[RuleAnalysis, np.ndarray]]:
+        analyses = [self.rules.analyse(t) for t in texts]
+        return list(zip(analyses, self.model.predict(analyses), strict=True))
+
+    def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
+        out: list[list[MaskedToken]] = []
+        for analysis, probs in self.analyse(texts):
+            if self.combiner is not None:
+                out.append(self.combiner.combine(analysis, probs))
+            else:
+                out.append(_argmax_masks(analysis, probs, self.model.classes))
+        return out
+
+
+def _argmax_masks(analysis: RuleAnalysis, probs: np.ndarray, classes: Sequence[str]) -> list[MaskedToken]:
+    best = probs.argmax(axis=1) if len(probs) else np.zeros(0, dtype=np.int64)
+    return [
+        MaskedToken(t.start, t.end, classes[int(best[i])], round(float(1.0 - probs[i, 0]), 6))
+        for i, t in enumerate(analysis.tokens)
+        if best[i] != 0
+    ]
+
+
+def thresholds_for(cfg: DeidConfig, manifest_thresholds: object | None) -> Thresholds:
+    comb = cfg.deep.combiner
+    if comb.prefer_manifest_thresholds and manifest_thresholds is not None:
+        return Thresholds(float(manifest_thresholds.low), float(manifest_thresholds.high))  # type: ignore[attr-defined]
+    return Thresholds(comb.low, comb.high)
+
+
+def build_detector(
+    method: Method,
+    cfg: DeidConfig,
+    artifact: DictionaryArtifact | None = None,
+    *,
+    model_dir: Path | None = None,
+    thresholds: Thresholds | None = None,
+) -> FailClosed:
     """Load what the method needs once; raise if it cannot be loaded (no output then)."""
+    rules = RuleDeidentifier.from_config(cfg, artifact)
     if method is Method.rules:
-        return FailClosed(RulesDetector(RuleDeidentifier.from_config(cfg, artifact)))
+        return FailClosed(RulesDetector(rules))
+    if method in (Method.deep, Method.hybrid):
+        from deid_core.deep.predictor import DeepModel  # heavy import: only for the network methods
+
+        model = DeepModel.load(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)
+        combiner = None
+        if method is Method.hybrid:
+            t = thresholds or thresholds_for(cfg, model.manifest.thresholds)
+            combiner = Combiner(
+                model.classes, t, never_release_from(cfg)
+            )
+        return FailClosed(NetworkDetector(rules, model, combiner))
     raise ValueError(f"unknown method {method}")

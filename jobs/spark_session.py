@@ -44,6 +44,7 @@ def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.warehouse.dir", str(REPO / "build" / "spark-warehouse"))
         .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={REPO / 'build'}")

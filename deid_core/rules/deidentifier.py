@@ -57,6 +57,9 @@ class RuleAnalysis:
     labels: list[str]
     reasons: list[str]
     scores: list[float]
+    #: tokens of one detector match share a group id (-1: none); a date or
+    #: phone number is released whole or not at all (see the combiner)
+    groups: list[int] = field(default_factory=list)
     _features: list[tuple[bool, ...]] | None = field(default=None, repr=False)
 
     def masked(self) -> list[MaskedToken]:
@@ -149,16 +152,22 @@ class RuleDeidentifier:
         labels = [SAFE_LABEL] * n
         reasons = ["safe"] * n
         unsafe = [False] * n
+        groups = [-1] * n
 
         # 1) pattern detectors: tokens overlapping a match take its category
-        if n:
-            self._apply_patterns(text, tokens, labels, reasons, unsafe)
-        # 2) context detectors
-        for hit in self.context.find(text, tokens, flags):
-            if not unsafe[hit.token_index]:
-                unsafe[hit.token_index] = True
-                labels[hit.token_index] = hit.label
-                reasons[hit.token_index] = f"context:{hit.detector}"
+        next_group = self._apply_patterns(text, tokens, labels, reasons, unsafe, groups) if n else 0
+        # 2) context detectors; adjacent hits of one detector form one group
+        prev: tuple[int, str] | None = None
+        for hit in sorted(self.context.find(text, tokens, flags), key=lambda h: h.token_index):
+            i = hit.token_index
+            if not unsafe[i]:
+                unsafe[i] = True
+                labels[i] = hit.label
+                reasons[i] = f"context:{hit.detector}"
+                if prev is None or prev != (i - 1, hit.detector):
+                    next_group += 1
+                groups[i] = next_group
+                prev = (i, hit.detector)
         # 3) dictionaries and token shape
         for i, tok in enumerate(tokens):
             if unsafe[i]:
@@ -180,21 +189,26 @@ class RuleDeidentifier:
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
         table = self._scores
         scores = [table[r.split(":", 1)[0]] if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
-        return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores)
+        return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores, groups)
 
     def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
         return [self.analyse(t) for t in texts]
 
     def _apply_patterns(
-        self, text: str, tokens: Sequence[Token], labels: list[str], reasons: list[str], unsafe: list[bool]
-    ) -> None:
+        self,
+        text: str,
+        tokens: Sequence[Token],
+        labels: list[str],
+        reasons: list[str],
+        unsafe: list[bool],
+        groups: list[int],
+    ) -> int:
+        """Mark tokens under pattern matches; returns the last group id used."""
         matches = self.patterns.find(text)
-        if not matches:
-            return
         # tokens and matches are both sorted by start: one merge pass
         j = 0
         n = len(tokens)
-        for m in matches:
+        for g, m in enumerate(matches):
             while j < n and tokens[j].end <= m.start:
                 j += 1
             k = j
@@ -203,4 +217,6 @@ class RuleDeidentifier:
                     unsafe[k] = True
                     labels[k] = m.category
                     reasons[k] = f"pattern:{m.category}"
+                    groups[k] = g
                 k += 1
+        return len(matches)

@@ -132,7 +132,7 @@ def test_inconsistent_spans_fail_closed_per_document(monkeypatch, tmp_path: Path
     monkeypatch.setattr(RulesDetector, "detect", overlapping)
     src = write(tmp_path, [json.dumps(DOCS[0]).encode()])
     out = tmp_path / "out.jsonl"
-    assert run(monkeypatch, "detect", "--in", str(src), "--out", str(out), "--no-progress") == 0
+    assert run(monkeypatch, "detect", "--in", str(src), "--out", str(out), "--method", "rules", "--no-progress") == 0
     line = json.loads(out.read_text())
     assert SECRET not in line["text_deid"] and "ibuprofen" not in line["text_deid"]
     assert all(s["label"] == "PHI" for s in line["spans"])

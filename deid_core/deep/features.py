@@ -1,0 +1,72 @@
+"""Extra per-token inputs of the deep model (variants c and d).
+
+Case shape and a preceding salutation are the thesis's additional inputs;
+with `rule_features` the rules' 15 features and their verdict (masked or
+not, and why) are appended, so the network learns where the dictionaries
+are wrong instead of re-learning what they already know.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from deid_core.rules.deidentifier import RuleAnalysis
+from deid_core.rules.features import FEATURE_NAMES
+
+CASE_FEATURES: tuple[str, ...] = ("case_lower", "case_upper", "case_title", "case_mixed", "case_no_letters")
+REASON_FEATURES: tuple[str, ...] = (
+    "rules_unsafe",
+    "reason_pattern",
+    "reason_context",
+    "reason_unsafe_list",
+    "reason_digit",
+    "reason_single_letter",
+    "reason_unknown",
+)
+_REASON_INDEX = {name.removeprefix("reason_"): i for i, name in enumerate(REASON_FEATURES) if i}
+
+
+def feature_names(*, extra: bool, rules: bool) -> tuple[str, ...]:
+    """The feature-vector layout for a configuration; stored in the manifest."""
+    if not extra:
+        return ()
+    names = CASE_FEATURES + ("after_salutation",)
+    if rules:
+        names += tuple(f"rule_{n}" for n in FEATURE_NAMES) + REASON_FEATURES
+    return names
+
+
+def case_index(text: str) -> int:
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 4
+    if all(c.islower() for c in letters):
+        return 0
+    if all(c.isupper() for c in letters):
+        return 1 if len(letters) > 1 else 2
+    if letters[0].isupper() and all(c.islower() for c in letters[1:]):
+        return 2
+    return 3
+
+
+def extra_features(analysis: RuleAnalysis, salutations: frozenset[str], *, rules: bool) -> np.ndarray:
+    """Float32 (n_tokens, n_features) in `feature_names(extra=True, rules=rules)` order."""
+    tokens = analysis.tokens
+    n_feat = len(feature_names(extra=True, rules=rules))
+    out = np.zeros((len(tokens), n_feat), dtype=np.float32)
+    if not tokens:
+        return out
+    base = len(CASE_FEATURES)
+    for i, tok in enumerate(tokens):
+        out[i, case_index(tok.text)] = 1.0
+        if i and tokens[i - 1].lower in salutations:
+            out[i, base] = 1.0
+    if rules:
+        off = base + 1
+        out[:, off : off + len(FEATURE_NAMES)] = np.asarray(analysis.features(), dtype=np.float32)
+        off += len(FEATURE_NAMES)
+        for i, reason in enumerate(analysis.reasons):
+            if analysis.unsafe[i]:
+                out[i, off] = 1.0
+                out[i, off + _REASON_INDEX[reason.split(":", 1)[0]]] = 1.0
+    return out

@@ -1,0 +1,187 @@
+"""Fitting the network: tf.data batches in, weights and history out.
+
+Loss weighting: padding has weight 0 (it never trains the model), PHI tokens
+`phi_class_weight`, SAFE tokens 1, because PHI is under 1% of tokens and an
+unweighted loss learns to call everything safe. Word dropout replaces a
+share of known words by the unknown id so the network also learns to use
+characters and context for words it has not seen (most names at inference).
+Early stopping watches the hybrid's precision on dev at a fixed recall (see
+`HybridDevScore`) and restores the best epoch's weights.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import keras
+import numpy as np
+
+from deid_core.config import TrainingConfig
+from deid_core.deep.model import Network
+from deid_core.deep.vocabulary import UNK_ID
+
+
+def make_batch_transform(
+    window: int, width: int, n_features: int, tcfg: TrainingConfig, *, train: bool
+) -> Callable[[Any], tuple[dict[str, Any], Any, Any]]:
+    """Map a petastorm batch (flat arrays) to (inputs, labels, sample weights).
+
+    This runs inside tf.data, not inside the model, so it may use TensorFlow.
+    """
+    import tensorflow as tf
+
+    phi_w = float(tcfg.phi_class_weight)
+    drop = float(tcfg.word_dropout) if train else 0.0
+
+    def transform(batch: Any) -> tuple[dict[str, Any], Any, Any]:
+        words = tf.reshape(tf.cast(batch.words, tf.int32), (-1, window))
+        chars = tf.reshape(tf.cast(batch.chars, tf.int32), (-1, window, width))
+        labels = tf.reshape(tf.cast(batch.labels, tf.int32), (-1, window))
+        weights = tf.reshape(tf.cast(batch.weights, tf.float32), (-1, window))
+        if drop > 0:
+            hit = (tf.random.uniform(tf.shape(words)) < drop) & (words > UNK_ID)
+            words = tf.where(hit, tf.fill(tf.shape(words), UNK_ID), words)
+        sw = weights * tf.where(labels > 0, phi_w, 1.0)
+        x = {"words": words, "chars": chars}
+        if n_features:
+            x["features"] = tf.reshape(tf.cast(batch.features, tf.float32), (-1, window, n_features))
+        return x, labels, sw
+
+    return transform
+
+
+@dataclass
+class DevSet:
+    """Dev windows in memory, with the rules' gate per token for hybrid scoring."""
+
+    x: dict[str, np.ndarray]
+    labels: np.ndarray
+    weights: np.ndarray
+    gates: np.ndarray
+
+    @property
+    def keras_data(self) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray]:
+        return self.x, self.labels, self.weights
+
+
+def arrays_to_inputs(pdf: Any, window: int, width: int, n_features: int, tcfg: TrainingConfig) -> DevSet:
+    """The same mapping for an in-memory (pandas) set of window rows: the dev set."""
+    words = np.stack(pdf["words"].to_numpy()).astype(np.int32).reshape(-1, window)
+    chars = np.stack(pdf["chars"].to_numpy()).astype(np.int32).reshape(-1, window, width)
+    labels = np.stack(pdf["labels"].to_numpy()).astype(np.int32).reshape(-1, window)
+    weights = np.stack(pdf["weights"].to_numpy()).astype(np.float32).reshape(-1, window)
+    x: dict[str, np.ndarray] = {"words": words, "chars": chars}
+    if n_features:
+        x["features"] = np.stack(pdf["features"].to_numpy()).astype(np.float32).reshape(-1, window, n_features)
+    sw = weights * np.where(labels > 0, tcfg.phi_class_weight, 1.0).astype(np.float32)
+    gates = np.stack(pdf["gates"].to_numpy()).astype(np.int32).reshape(-1, window)
+    return DevSet(x, labels, sw, gates)
+
+
+class HybridDevScore(keras.callbacks.Callback):
+    """Scores the hybrid on dev after each epoch: best precision at the target recall.
+
+    This is what the model is for, so model selection watches it rather than
+    the dev loss, which a few confidently wrong tokens dominate. Thresholds
+    are searched afresh each epoch with the same sweep as `deid tune-thresholds`.
+    """
+
+    def __init__(self, network: Network, dev: DevSet, target_recall: float, batch_size: int) -> None:
+        super().__init__()
+        self.network = network
+        self.dev = dev
+        self.target = target_recall
+        self.batch_size = batch_size
+
+    def score(self) -> float:
+        from deid_core.hybrid.tuning import TokenScores, sweep
+        from deid_core.deep.training_data import GATE_NEVER, GATE_SAFE
+
+        logits = np.asarray(self.network.tagger.predict(self.dev.x, batch_size=self.batch_size, verbose=0))
+        lengths = (self.dev.x["words"] > 0).sum(axis=1)
+        probs = self.network.probabilities(logits, lengths)
+        valid = self.dev.x["words"] > 0
+        gates = self.dev.gates[valid]
+        scores = TokenScores(
+            gold_phi=self.dev.labels[valid] > 0,
+            rules_unsafe=gates != GATE_SAFE,
+            never_release=gates == GATE_NEVER,
+            p_safe=np.clip(probs[..., 0][valid].astype(np.float64), 0.0, 1.0),
+        )
+        best = sweep(scores).best_at_recall(self.target)
+        return 0.0 if best is None else float(best.precision)
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
+        if logs is not None:
+            logs["val_hybrid_precision"] = self.score()
+
+
+@dataclass
+class FitResult:
+    epochs: int
+    best_epoch: int
+    seconds: float
+    history: dict[str, list[float]]
+
+
+class _EpochLog(keras.callbacks.Callback):
+    """One line per epoch on stderr: losses only (never data)."""
+
+    def __init__(self, printer: Callable[[str], None]) -> None:
+        super().__init__()
+        self.printer = printer
+        self.t0 = time.perf_counter()
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
+        logs = logs or {}
+        parts = ", ".join(f"{k} {v:.4f}" for k, v in sorted(logs.items()) if isinstance(v, (int, float)))
+        self.printer(f"epoch {epoch + 1}: {parts} ({time.perf_counter() - self.t0:.0f}s)")
+
+
+def compile_network(network: Network, tcfg: TrainingConfig) -> None:
+    loss = None if network.crf is not None else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    network.tagger.compile(optimizer=keras.optimizers.Adam(tcfg.learning_rate), loss=loss)
+
+
+def fit(
+    network: Network,
+    train_ds: Any,
+    steps_per_epoch: int,
+    dev: DevSet | None,
+    tcfg: TrainingConfig,
+    *,
+    max_epochs: int | None = None,
+    printer: Callable[[str], None] = print,
+) -> FitResult:
+    keras.utils.set_random_seed(tcfg.seed)
+    compile_network(network, tcfg)
+    callbacks: list[keras.callbacks.Callback] = []
+    if dev is not None:
+        callbacks.append(HybridDevScore(network, dev, tcfg.select_at_recall, tcfg.batch_size))
+        callbacks.append(
+            keras.callbacks.EarlyStopping(
+                monitor="val_hybrid_precision", mode="max", patience=tcfg.patience, restore_best_weights=True,
+                verbose=0,
+            )
+        )
+    callbacks.insert(len(callbacks) - 1 if dev is not None else 0, _EpochLog(printer))
+    t0 = time.perf_counter()
+    hist = network.tagger.fit(
+        train_ds,
+        epochs=max_epochs or tcfg.max_epochs,
+        steps_per_epoch=steps_per_epoch,
+        validation_data=dev.keras_data if dev is not None else None,
+        validation_batch_size=tcfg.batch_size,
+        callbacks=callbacks,
+        verbose=0,
+    )
+    history = {k: [float(v) for v in vs] for k, vs in hist.history.items()}
+    epochs = len(history.get("loss", []))
+    if history.get("val_hybrid_precision"):
+        best = int(np.argmax(history["val_hybrid_precision"])) + 1
+    else:
+        best = epochs
+    return FitResult(epochs=epochs, best_epoch=best, seconds=time.perf_counter() - t0, history=history)

@@ -1,0 +1,137 @@
+"""The adaptive-threshold rule that joins the rules and the network (thesis 4.3.5).
+
+A token is let back in only when the network is confident it is safe:
+P(safe) > `low` where the rules call it safe (a rare miss of the rules is
+still caught), P(safe) > `high` where the rules masked it (their many false
+alarms are undone only on strong evidence). Tokens the rules masked that
+carry a weekday, month, street, holiday or written-out-number flag never
+come back: their threshold is infinite.
+
+The thesis's lists hold unambiguous date and street words. Ours also hold
+abbreviations that are everyday clinical words ("sat" for saturation,
+"dec" for decreased, the modal "may", "one"). For the flag kinds listed in
+`CombinerConfig.ambiguous_never_release_use_high`, a word that is also on
+a safe list goes to the high threshold instead; an unambiguous one
+("Monday", "January", "Street") is still never released.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from deid_core.config import DeidConfig
+from deid_core.dictionaries.flags import Lex
+from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleAnalysis
+
+NEVER_RELEASE_KINDS: dict[str, int] = {
+    "weekday": int(Lex.WEEKDAY),
+    "month": int(Lex.MONTH),
+    "street": int(Lex.STREET),
+    "holiday": int(Lex.HOLIDAY),
+    "written_number": int(Lex.WRITTEN_NUMBER),
+}
+_ALL_NEVER = 0
+for _bit in NEVER_RELEASE_KINDS.values():
+    _ALL_NEVER |= _bit
+_SAFE_WORD = int(Lex.STOPWORD | Lex.COMMON_WORD | Lex.MEDICAL | Lex.DRUG | Lex.DRUG_NAME | Lex.MEDDRA | Lex.WHODRUG)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    low: float
+    high: float
+
+
+class NeverRelease:
+    """Decides which rule-masked tokens keep an infinite threshold.
+
+    Besides the thesis's word kinds, a number the AGE detector found that is
+    `age_min` or more is never released: ages over 89 are HIPAA identifiers
+    whatever the network thinks, and they are too rare in training data for
+    it to learn that from examples.
+    """
+
+    def __init__(self, ambiguous_use_high: Iterable[str] = (), age_min: int | None = None) -> None:
+        self.exempt_bits = 0
+        for kind in ambiguous_use_high:
+            self.exempt_bits |= NEVER_RELEASE_KINDS[kind]
+        self.age_min = age_min
+
+    def mask(self, analysis: RuleAnalysis) -> np.ndarray:
+        out = np.zeros(len(analysis.tokens), dtype=bool)
+        for i, f in enumerate(analysis.flags):
+            if not analysis.unsafe[i]:
+                continue
+            if self.age_min is not None and analysis.reasons[i] == "pattern:AGE":
+                text = analysis.tokens[i].text
+                if text.isdigit() and int(text) >= self.age_min:
+                    out[i] = True
+                    continue
+            kinds = f & _ALL_NEVER
+            if not kinds:
+                continue
+            ambiguous = bool(f & _SAFE_WORD) and not (kinds & ~self.exempt_bits)
+            out[i] = not ambiguous
+        return out
+
+
+def group_min(p_safe: np.ndarray, groups: Sequence[int]) -> np.ndarray:
+    """P(safe) of each grouped token replaced by the least safe of its group.
+
+    Tokens of one date, phone number or titled name are released together
+    or not at all: a half-masked "8/[DATE]" still narrows the date. Grouped
+    tokens are all rules-unsafe, so "every token above the high threshold"
+    equals "the group's minimum above it", and the threshold search stays exact.
+    """
+    out = np.clip(np.nan_to_num(np.asarray(p_safe, dtype=np.float64), nan=0.0), 0.0, 1.0)
+    g = np.asarray(groups, dtype=np.int64)
+    if g.size == 0 or g.max(initial=-1) < 0:
+        return out
+    sel = g >= 0
+    ids = g[sel]
+    mins = np.full(ids.max() + 1, np.inf)
+    np.minimum.at(mins, ids, out[sel])
+    out[sel] = mins[ids]
+    return out
+
+
+def released(rules_unsafe: np.ndarray, never: np.ndarray, p_safe: np.ndarray, t: Thresholds) -> np.ndarray:
+    """True where the token may be shown; NaN probabilities are never released (fail closed)."""
+    p = np.nan_to_num(p_safe, nan=0.0)
+    return np.where(rules_unsafe, (~never) & (p > t.high), p > t.low)
+
+
+class Combiner:
+    def __init__(self, classes: Sequence[str], thresholds: Thresholds, never_release: NeverRelease) -> None:
+        if classes[0] != "SAFE":
+            raise ValueError("class 0 must be SAFE")
+        self.classes = list(classes)
+        self.thresholds = thresholds
+        self.never_release = never_release
+
+    def combine(self, analysis: RuleAnalysis, probs: np.ndarray) -> list[MaskedToken]:
+        """Masked tokens with a category and score (P(PHI) by the network, at least the rules' score)."""
+        n = len(analysis.tokens)
+        if probs.shape != (n, len(self.classes)):
+            raise ValueError("probabilities do not match the tokens")
+        rules_unsafe = np.asarray(analysis.unsafe, dtype=bool)
+        never = self.never_release.mask(analysis)
+        keep = released(rules_unsafe, never, group_min(probs[:, 0], analysis.groups), self.thresholds)
+        out: list[MaskedToken] = []
+        phi_class = probs[:, 1:].argmax(axis=1) + 1 if n else np.zeros(0, dtype=np.int64)
+        for i in np.flatnonzero(~keep):
+            tok = analysis.tokens[i]
+            label = analysis.labels[i] if rules_unsafe[i] else UNKNOWN_LABEL
+            if label == UNKNOWN_LABEL:
+                label = self.classes[int(phi_class[i])]
+            score = max(float(1.0 - probs[i, 0]), analysis.scores[i])
+            out.append(MaskedToken(tok.start, tok.end, label, round(min(1.0, max(0.0, score)), 6)))
+        return out
+
+
+def never_release_from(cfg: DeidConfig) -> NeverRelease:
+    comb = cfg.deep.combiner
+    return NeverRelease(comb.ambiguous_never_release_use_high, comb.never_release_ages_from)

@@ -1,0 +1,59 @@
+"""Per-token evidence for the threshold search, gathered from a gold corpus.
+
+The search (`deid_core.hybrid.tuning`) needs, per token: is it gold PHI, did
+the rules mask it, is it never released, and the network's P(safe). A token
+counts as gold PHI when it overlaps a gold span, which is how the
+evaluation counts a partly covered token (it would leak characters).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from deid_core.corpus.document import Document
+from deid_core.hybrid.combiner import NeverRelease, group_min
+from deid_core.hybrid.tuning import OperatingPoint, Sweep, TokenScores, plot_precision_recall, sweep
+from deid_core.methods import NetworkDetector
+
+_BATCH = 64
+
+
+def gold_mask(starts: np.ndarray, ends: np.ndarray, spans: Iterable[tuple[int, int]]) -> np.ndarray:
+    out = np.zeros(starts.shape[0], dtype=bool)
+    for s, e in spans:
+        out |= (starts < e) & (ends > s)
+    return out
+
+
+def collect_scores(detector: NetworkDetector, docs: Sequence[Document], never: NeverRelease) -> TokenScores:
+    parts: list[TokenScores] = []
+    for i in range(0, len(docs), _BATCH):
+        batch = docs[i : i + _BATCH]
+        for doc, (analysis, probs) in zip(batch, detector.analyse([d.text for d in batch]), strict=True):
+            toks = analysis.tokens
+            starts = np.fromiter((t.start for t in toks), dtype=np.int64, count=len(toks))
+            ends = np.fromiter((t.end for t in toks), dtype=np.int64, count=len(toks))
+            parts.append(
+                TokenScores(
+                    gold_phi=gold_mask(starts, ends, ((s.start, s.end) for s in doc.spans)),
+                    rules_unsafe=np.asarray(analysis.unsafe, dtype=bool),
+                    never_release=never.mask(analysis),
+                    p_safe=group_min(probs[:, 0], analysis.groups) if len(toks) else np.zeros(0),
+                )
+            )
+    return TokenScores.concatenate(parts)
+
+
+def tune(
+    scores: TokenScores, target_recall: float, plot_path: Path | None = None, *, title: str | None = None
+) -> tuple[OperatingPoint | None, Sweep]:
+    """Best-precision pair at the target recall, and the PR plot if asked."""
+    result = sweep(scores)
+    best = result.best_at_recall(target_recall)
+    if plot_path is not None:
+        kwargs = {"title": title} if title else {}
+        plot_precision_recall(result, best, plot_path, target_recall=target_recall, **kwargs)
+    return best, result

@@ -1,0 +1,443 @@
+"""Train (or fine-tune) the deep de-identifier: corpora -> Spark -> Parquet -> petastorm -> tf.data -> Keras.
+
+    python -m jobs.train_model                       # the default model from the open data
+    python -m jobs.train_model --corpus site.jsonl --base-model models/default --out models/site
+
+Stages:
+1. Spark reads the corpora (JSONL or folders of i2b2 XML) and the synthetic
+   narratives, runs the rules on every document in `mapInPandas` and writes
+   a token table (words, characters, features, labels) to Parquet.
+2. The vocabulary is counted in Spark from the training token table; words
+   seen inside gold PHI are left out. Fine-tuning keeps the base model's
+   vocabulary, so its weights stay meaningful.
+3. Spark cuts the tables into padded windows; petastorm materialises them
+   and feeds tf.data; `model.fit` with Adam and early stopping on dev.
+4. The model is exported with its manifest, the thresholds are tuned on
+   dev (see `deid tune-thresholds`) and dev metrics are recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from deid_core.config import DeidConfig, load_config
+from deid_core.corpus.document import Document
+from deid_core.corpus.i2b2_xml import read_i2b2_dir
+from deid_core.corpus.jsonl import read_jsonl
+from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, DataSource, ModelManifest, Thresholds, file_sha256
+
+log = logging.getLogger("deid.train")
+app = typer.Typer(add_completion=False, help=__doc__)
+
+DEFAULT_TARGET_RECALL = 0.995
+
+
+def say(msg: str) -> None:
+    print(f"[train] {msg}", file=sys.stderr, flush=True)
+
+
+def read_corpus(path: Path) -> list[Document]:
+    """JSONL file or a folder of i2b2 XML files."""
+    return list(read_i2b2_dir(path)) if path.is_dir() else read_jsonl(path)
+
+
+def corpus_source(path: Path, docs: list[Document]) -> DataSource:
+    if path.is_dir():
+        import hashlib
+
+        h = hashlib.sha256()
+        for f in sorted(path.glob("*.xml")):
+            h.update(f.name.encode())
+            h.update(file_sha256(f).encode())
+        digest = h.hexdigest()
+    else:
+        digest = file_sha256(path)
+    return DataSource(name=path.name, sha256=digest, documents=len(docs))
+
+
+def _docs_frame(spark, docs: list[tuple[str, Document]]):  # type: ignore[no-untyped-def]
+    import pandas as pd
+
+    rows = [
+        {
+            "doc_id": d.doc_id,
+            "source": src,
+            "text": d.text,
+            "spans": json.dumps([[s.start, s.end, s.label] for s in d.spans]),
+        }
+        for src, d in docs
+    ]
+    n_parts = max(2, min(16, len(rows) // 200))
+    return spark.createDataFrame(pd.DataFrame(rows, columns=["doc_id", "source", "text", "spans"])).repartition(n_parts)
+
+
+TOKEN_SCHEMA = (
+    "doc_id string, source string, words array<string>, chars array<string>, features array<float>, "
+    "labels array<int>, gates array<int>"
+)
+WINDOW_SCHEMA = (
+    "words array<int>, chars array<int>, features array<float>, labels array<int>, weights array<float>, "
+    "gates array<int>"
+)
+
+
+def _annotate(config_path: str, artifact_path: str, arch_json: str):  # type: ignore[no-untyped-def]
+    """mapInPandas function: rules + labels per document, loaded once per task."""
+
+    def run(frames: Iterator) -> Iterator:  # type: ignore[type-arg]
+        import pandas as pd
+
+        from deid_core.config import ArchitectureConfig
+        from deid_core.corpus.document import GoldSpan
+        from deid_core.deep.predictor import load_salutations
+        from deid_core.deep.training_data import TOKEN_COLUMNS, token_table
+        from deid_core.hybrid.combiner import never_release_from
+        from deid_core.dictionaries.artifact import DictionaryArtifact
+        from deid_core.rules.deidentifier import RuleDeidentifier
+
+        cfg = load_config(Path(config_path))
+        rules = RuleDeidentifier(DictionaryArtifact.load(Path(artifact_path)), cfg.rules)
+        sal = load_salutations(cfg)
+        deep = cfg.deep
+        arch = ArchitectureConfig.model_validate_json(arch_json)
+        never = never_release_from(cfg)
+        for pdf in frames:
+            out = []
+            for rec in pdf.itertuples(index=False):
+                spans = [GoldSpan(int(s), int(e), str(lab)) for s, e, lab in json.loads(rec.spans)]
+                doc = Document(doc_id=rec.doc_id, text=rec.text, spans=spans)
+                out.append(
+                    token_table(
+                        doc, rec.source, rules, arch, sal, deep.classes, dict(deep.training.label_map),
+                        deep.training.age_phi_min, never,
+                    )
+                )
+            yield pd.DataFrame(out, columns=list(TOKEN_COLUMNS))
+
+    return run
+
+
+def _windows(vocab_json: str, arch_json: str, seq_json: str):  # type: ignore[no-untyped-def]
+    def run(frames: Iterator) -> Iterator:  # type: ignore[type-arg]
+        import pandas as pd
+
+        from deid_core.config import ArchitectureConfig, SequenceConfig
+        from deid_core.deep.training_data import WINDOW_COLUMNS, window_rows
+        from deid_core.deep.vocabulary import Vocabulary
+
+        vocab = Vocabulary.from_json(vocab_json)
+        arch = ArchitectureConfig.model_validate_json(arch_json)
+        seq = SequenceConfig.model_validate_json(seq_json)
+        for pdf in frames:
+            rows = []
+            for rec in pdf.to_dict("records"):
+                rows.extend(window_rows(rec, vocab, arch, seq))
+            yield pd.DataFrame(rows, columns=list(WINDOW_COLUMNS))
+
+    return run
+
+
+def count_vocabulary(tokens_df, vcfg):  # type: ignore[no-untyped-def]
+    """Word and character counts in Spark; PHI words collected for exclusion."""
+    from pyspark.sql import functions as F
+
+    from deid_core.deep.vocabulary import Vocabulary
+
+    pairs = tokens_df.select(F.explode(F.arrays_zip("words", "labels")).alias("p")).select(
+        F.col("p.words").alias("w"), F.col("p.labels").alias("l")
+    )
+    agg = (
+        pairs.groupBy("w")
+        .agg(F.count("*").alias("n"), F.sum(F.when(F.col("l") > 0, 1).otherwise(0)).alias("n_phi"))
+        .collect()
+    )
+    word_counts = Counter({r["w"]: int(r["n"]) for r in agg})
+    share = vcfg.exclude_phi_share
+    phi_words = {r["w"] for r in agg if r["n_phi"] and r["n_phi"] >= share * r["n"]} if vcfg.exclude_phi else set()
+    chars = (
+        tokens_df.select(F.explode("chars").alias("s"))
+        .select(F.explode(F.split("s", "")).alias("c"))
+        .where(F.length("c") == 1)
+        .groupBy("c")
+        .count()
+        .collect()
+    )
+    char_counts = Counter({r["c"]: int(r["count"]) for r in chars})
+    vocab = Vocabulary.from_counts(
+        word_counts, char_counts, min_count=vcfg.min_count, max_size=vcfg.max_size, excluded=phi_words
+    )
+    return vocab, len(phi_words)
+
+
+@app.command()
+def main(
+    config: Annotated[Optional[Path], typer.Option("--config")] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", help="model directory (default: deep.model_dir)")] = None,
+    corpus: Annotated[Optional[list[Path]], typer.Option("--corpus", help="training corpus (JSONL or i2b2 XML folder); repeatable")] = None,
+    dev: Annotated[Optional[Path], typer.Option("--dev", help="dev corpus for early stopping and thresholds")] = None,
+    synthetic_docs: Annotated[Optional[int], typer.Option(help="synthetic narratives added to training")] = None,
+    base_model: Annotated[Optional[Path], typer.Option("--base-model", help="fine-tune this model")] = None,
+    head: Annotated[Optional[str], typer.Option(help="softmax | crf | window")] = None,
+    variant: Annotated[Optional[str], typer.Option(help="a | b | c | d")] = None,
+    max_epochs: Annotated[Optional[int], typer.Option()] = None,
+    target_recall: Annotated[float, typer.Option(help="recall target for the threshold search on dev")] = DEFAULT_TARGET_RECALL,
+    master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
+) -> None:
+    """Train and export a model; prints one line per epoch and a summary."""
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    # petastorm 0.13 on pyarrow 14 warns about deprecated pyarrow APIs on every read
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"petastorm\..*")
+    warnings.filterwarnings("ignore", message=r".*shuffle=True.*", category=UserWarning)
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    cfg = load_config(config)
+    t_start = time.perf_counter()
+    train_model(
+        cfg,
+        config_file=Path(config).resolve() if config else None,
+        out=out or cfg.deep.model_dir,
+        corpora=list(corpus) if corpus else list(cfg.deep.training.corpora),
+        dev_path=dev if dev is not None else cfg.deep.training.dev,
+        synthetic_docs=cfg.deep.training.synthetic_docs if synthetic_docs is None else synthetic_docs,
+        base_model=base_model,
+        head=head,
+        variant=variant,
+        max_epochs=max_epochs,
+        target_recall=target_recall,
+        master=master,
+    )
+    say(f"done in {time.perf_counter() - t_start:.0f}s")
+
+
+def train_model(
+    cfg: DeidConfig,
+    *,
+    config_file: Path | None,
+    out: Path,
+    corpora: list[Path],
+    dev_path: Path | None,
+    synthetic_docs: int,
+    base_model: Path | None = None,
+    head: str | None = None,
+    variant: str | None = None,
+    max_epochs: int | None = None,
+    target_recall: float = DEFAULT_TARGET_RECALL,
+    master: str = "local[*]",
+) -> ModelManifest:
+    from deid_core.config import config_path
+    from deid_core.deep.encoding import char_width
+    from deid_core.deep.features import feature_names
+    from deid_core.deep.vocabulary import Vocabulary
+    from deid_core.dictionaries.artifact import DictionaryArtifact
+    from deid_core.synthetic import generate_narratives
+    from jobs.spark_session import delta_session
+
+    tcfg = cfg.deep.training
+    base_manifest = ModelManifest.read(base_model) if base_model else None
+    if base_manifest is not None:
+        arch = base_manifest.architecture
+        seq = base_manifest.sequence
+        if list(base_manifest.classes) != list(cfg.deep.classes):
+            raise typer.BadParameter("the base model has other classes than the config")
+    else:
+        updates = {k: v for k, v in (("head", head), ("variant", variant)) if v}
+        arch = cfg.deep.architecture.model_copy(update=updates)
+        arch = type(arch).model_validate(arch.model_dump())
+        seq = cfg.deep.sequence
+    artifact = DictionaryArtifact.load(cfg.dictionaries.artifact)
+    work = tcfg.workdir
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+
+    # -- corpora -------------------------------------------------------
+    sources: list[DataSource] = []
+    train_docs: list[tuple[str, Document]] = []
+    for path in [*corpora, *([dev_path] if dev_path else [])]:
+        if not path.exists():
+            raise typer.BadParameter(f"corpus not found: {path} (the open training data lives in ../shared/data)")
+    for path in corpora:
+        docs = read_corpus(path)
+        sources.append(corpus_source(path, docs))
+        train_docs.extend((path.name, d) for d in docs)
+    if synthetic_docs:
+        synth = [n.to_document() for n in generate_narratives(synthetic_docs, tcfg.synthetic_seed)]
+        train_docs.extend(("synthetic", d) for d in synth)
+        from deid_core.synthetic.narratives import GENERATOR_VERSION
+
+        sources.append(
+            DataSource(
+                name=f"synthetic(seed={tcfg.synthetic_seed},generator_version={GENERATOR_VERSION})",
+                sha256=_docs_hash(synth),
+                documents=len(synth),
+                kind="synthetic",
+            )
+        )
+    if not train_docs:
+        raise typer.BadParameter("no training documents: give --corpus or synthetic documents")
+    dev_docs = read_corpus(dev_path) if dev_path else []
+    say(f"{len(train_docs)} training documents, {len(dev_docs)} dev documents")
+
+    spark = delta_session("deid-train-model", master=master, extra_conf=dict(tcfg.spark_conf))
+    spark.conf.set("petastorm.spark.converter.parentCacheDirUrl", (work / "petastorm").resolve().as_uri())
+    try:
+        cfg_file = str(config_file or config_path(None))
+        annotate = _annotate(cfg_file, str(cfg.dictionaries.artifact), arch.model_dump_json())
+        t0 = time.perf_counter()
+        _docs_frame(spark, train_docs).mapInPandas(annotate, TOKEN_SCHEMA).write.parquet(str(work / "tokens_train"))
+        if dev_docs:
+            _docs_frame(spark, [("dev", d) for d in dev_docs]).mapInPandas(annotate, TOKEN_SCHEMA).write.parquet(
+                str(work / "tokens_dev")
+            )
+        tokens_train = spark.read.parquet(str(work / "tokens_train"))
+        say(f"token tables written ({time.perf_counter() - t0:.0f}s)")
+
+        if base_model is not None:
+            vocab = Vocabulary.from_json((base_model / VOCABULARY_FILE).read_text(encoding="utf-8"))
+            n_phi_words = 0
+        else:
+            vocab, n_phi_words = count_vocabulary(tokens_train, cfg.deep.vocabulary)
+        say(f"vocabulary: {vocab.n_words} words ({n_phi_words} PHI words left out), {vocab.n_chars} characters")
+
+        windows = _windows(vocab.to_json(), arch.model_dump_json(), seq.model_dump_json())
+        train_windows = tokens_train.mapInPandas(windows, WINDOW_SCHEMA)
+        train_windows.write.parquet(str(work / "windows_train"))
+        train_windows = spark.read.parquet(str(work / "windows_train"))
+        n_train = train_windows.count()
+        dev_data = None
+        width = char_width(arch)
+        n_feat = len(feature_names(extra=arch.extra_features, rules=arch.rule_features))
+        from deid_core.deep.training import arrays_to_inputs, fit, make_batch_transform
+
+        if dev_docs:
+            dev_pdf = spark.read.parquet(str(work / "tokens_dev")).mapInPandas(windows, WINDOW_SCHEMA).toPandas()
+            dev_data = arrays_to_inputs(dev_pdf, seq.window_tokens, width, n_feat, tcfg)
+        say(f"{n_train} training windows of {seq.window_tokens} tokens")
+
+        manifest, fit_result = _fit_and_export(
+            spark, train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,
+            base_model, max_epochs,
+            make_batch_transform(seq.window_tokens, width, n_feat, tcfg, train=True), fit, artifact,
+        )
+    finally:
+        spark.stop()
+
+    manifest = manifest.model_copy(
+        update={
+            "training_data": sources,
+            "base_model": base_manifest.model_version if base_manifest else None,
+            "training": {
+                "epochs": fit_result.epochs,
+                "best_epoch": fit_result.best_epoch,
+                "fit_seconds": round(fit_result.seconds, 1),
+                "train_windows": n_train,
+                "history": fit_result.history,
+                "batch_size": tcfg.batch_size,
+                "learning_rate": tcfg.learning_rate,
+                "phi_class_weight": tcfg.phi_class_weight,
+                "word_dropout": tcfg.word_dropout,
+                "seed": tcfg.seed,
+            },
+        }
+    )
+    manifest.write(out)
+    if dev_docs:
+        manifest = tune_and_record(cfg, out, dev_docs, dev_path.name if dev_path else "dev", target_recall)
+    say(f"model {manifest.model_version} -> {out}")
+    return manifest
+
+
+def _docs_hash(docs: list[Document]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for d in docs:
+        h.update(d.text.encode("utf-8"))
+        h.update(json.dumps([[s.start, s.end, s.label] for s in d.spans]).encode())
+    return h.hexdigest()
+
+
+def _fit_and_export(spark, train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,  # type: ignore[no-untyped-def]
+                    base_model, max_epochs, transform, fit, artifact):
+    import keras
+    from petastorm.spark import make_spark_converter
+
+    from deid_core.deep.embeddings import load_vectors
+    from deid_core.deep.model import build_network
+
+    tcfg = cfg.deep.training
+    keras.utils.set_random_seed(tcfg.seed)
+    matrix = None
+    if tcfg.pretrained_vectors and base_model is None:
+        matrix, found = load_vectors(tcfg.pretrained_vectors, vocab, arch.token_embedding_dim, seed=tcfg.seed)
+        say(f"pretrained vectors for {found} of {vocab.n_words} words")
+    network = build_network(
+        arch, n_words=vocab.n_words, n_chars=vocab.n_chars, char_width=width, n_features=n_feat,
+        n_classes=len(cfg.deep.classes), embedding_matrix=matrix,
+    )
+    if base_model is not None:
+        network.tagger.load_weights(base_model / WEIGHTS_FILE)
+    converter = make_spark_converter(train_windows)
+    steps = max(1, -(-n_train // tcfg.batch_size))
+    try:
+        with converter.make_tf_dataset(
+            batch_size=tcfg.batch_size, num_epochs=None, workers_count=1, shuffling_queue_capacity=2048,
+            seed=tcfg.seed,
+        ) as ds:
+            ds = ds.map(transform)
+            result = fit(network, ds, steps, dev_data, tcfg, max_epochs=max_epochs, printer=say)
+    finally:
+        converter.delete()
+    from deid_core.deep.export import save_model
+
+    manifest = save_model(
+        network, vocab, arch, seq, cfg.deep.classes, out,
+        dictionary_version=artifact.version, dictionary_sha256=artifact.content_hash,
+    )
+    return manifest, result
+
+
+def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], dev_name: str,
+                    target_recall: float) -> ModelManifest:
+    """Tune the thresholds on dev, write the PR plot, record thresholds and dev metrics."""
+    from deid_core.hybrid.combiner import never_release_from
+    from deid_core.hybrid.scoring import collect_scores, tune
+    from deid_core.methods import Method, build_detector
+
+    det = build_detector(Method.deep, cfg, model_dir=model_dir)
+    never = never_release_from(cfg)
+    scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
+    best, _ = tune(scores, target_recall, model_dir / "precision_recall_dev.png")
+    manifest = ModelManifest.read(model_dir)
+    if best is None:
+        say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")
+        return manifest
+    say(f"thresholds on {dev_name}: low {best.low:.4f}, high {best.high:.4f} -> recall {best.recall:.4f}, "
+        f"precision {best.precision:.4f}")
+    manifest = manifest.model_copy(
+        update={
+            "thresholds": Thresholds(
+                low=best.low, high=best.high, target_recall=target_recall, tuned_on=dev_name,
+                recall=round(best.recall, 6), precision=round(best.precision, 6),
+            ),
+            "metrics": {**manifest.metrics, f"{dev_name}_hybrid_token_recall": round(best.recall, 6),
+                        f"{dev_name}_hybrid_token_precision": round(best.precision, 6)},
+        }
+    )
+    manifest.write(model_dir)
+    return manifest
+
+
+if __name__ == "__main__":
+    app()

@@ -1,0 +1,96 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from deid_core.hybrid.combiner import Combiner, NeverRelease, Thresholds, released
+
+CLASSES = ["SAFE", "NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID", "OTHER"]
+
+
+def probs_for(n: int, p_safe: float, phi: str = "NAME") -> np.ndarray:
+    p = np.zeros((n, len(CLASSES)), dtype=np.float32)
+    p[:, 0] = p_safe
+    p[:, CLASSES.index(phi)] = 1 - p_safe
+    return p
+
+
+def test_adaptive_threshold_table() -> None:
+    t = Thresholds(low=0.3, high=0.9)
+    unsafe = np.array([False, False, True, True, True])
+    never = np.array([False, False, False, False, True])
+    p = np.array([0.31, 0.30, 0.91, 0.90, 1.0])
+    assert released(unsafe, never, p, t).tolist() == [True, False, True, False, False]
+    # NaN never releases
+    assert not released(np.array([False]), np.array([False]), np.array([np.nan]), t)[0]
+
+
+def test_network_catches_what_rules_missed_and_releases_false_alarms(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("The rash resolved after 3 days.")
+    assert a.unsafe[[t.text for t in a.tokens].index("3")]
+    comb = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease())
+    p = probs_for(len(a.tokens), 0.99)
+    assert comb.combine(a, p) == []  # confident network: the digit comes back
+    p[1] = probs_for(1, 0.2, "NAME")[0]  # the network doubts "rash", a rules-safe word
+    masked = comb.combine(a, p)
+    assert [(m.start, m.label) for m in masked] == [(a.tokens[1].start, "NAME")]
+    p = probs_for(len(a.tokens), 0.9)  # between low and high: rules decide
+    masked = comb.combine(a, p)
+    assert {a.text[m.start:m.end] for m in masked} == {a.tokens[i].text for i in range(len(a.tokens)) if a.unsafe[i]}
+
+
+def test_weekdays_and_months_never_come_back(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("Seen on Monday in January at 5 Main Street; sat 98%, may improve, one dose.")
+    words = [t.text for t in a.tokens]
+    strict = Combiner(CLASSES, Thresholds(0.5, 0.5), NeverRelease())
+    kept_masked = {a.text[m.start:m.end] for m in strict.combine(a, probs_for(len(words), 1.0))}
+    assert {"Monday", "January", "Street"} <= kept_masked
+    lenient = Combiner(CLASSES, Thresholds(0.5, 0.5), NeverRelease(["weekday", "month", "written_number"]))
+    lenient_masked = {a.text[m.start:m.end] for m in lenient.combine(a, probs_for(len(words), 1.0))}
+    assert {"Monday", "January", "Street"} <= lenient_masked
+    # ambiguous words that are also everyday words go to the high threshold instead
+    for w in ("sat", "may", "one"):
+        if a.unsafe[words.index(w)]:
+            assert w in kept_masked and w not in lenient_masked
+
+
+def test_labels_prefer_rule_categories(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("Call 555-123-4567 today.")
+    comb = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease())
+    masked = comb.combine(a, probs_for(len(a.tokens), 0.0, "NAME"))
+    labels = {a.text[m.start:m.end]: m.label for m in masked}
+    assert labels["555"] == "PHONE"  # the pattern's category wins over the network's
+    assert labels["Call"] == "NAME"  # rules-safe token masked by the network: its class
+    assert all(0 <= m.score <= 1 for m in masked)
+
+
+def test_shape_mismatch_raises(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("two tokens")
+    with pytest.raises(ValueError):
+        Combiner(CLASSES, Thresholds(0.5, 0.9), NeverRelease()).combine(a, probs_for(3, 1.0))
+
+
+def test_ages_over_89_never_come_back(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("A 93 yo man and a 45 yo woman.")
+    words = [t.text for t in a.tokens]
+    assert a.reasons[words.index("93")] == "pattern:AGE"
+    never = NeverRelease(age_min=90).mask(a)
+    assert never[words.index("93")] and not never[words.index("45")]
+    assert not NeverRelease().mask(a)[words.index("93")]
+    comb = Combiner(CLASSES, Thresholds(0.5, 0.5), NeverRelease(age_min=90))
+    masked = {a.text[m.start:m.end] for m in comb.combine(a, probs_for(len(words), 1.0))}
+    assert masked == {"93"}
+
+
+def test_a_date_is_released_whole_or_not_at_all(rules) -> None:  # type: ignore[no-untyped-def]
+    from deid_core.hybrid.combiner import group_min
+
+    a = rules.analyse("Placed 8/14 and seen by Dr. Marotta.")
+    words = [t.text for t in a.tokens]
+    i8, i14 = words.index("8"), words.index("14")
+    assert a.groups[i8] == a.groups[i14] >= 0
+    p = probs_for(len(words), 0.999)
+    p[i14] = probs_for(1, 0.2, "DATE")[0]  # the network doubts only the day
+    masked = {a.text[m.start:m.end] for m in Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease()).combine(a, p)}
+    assert {"8", "14"} <= masked
+    np.testing.assert_allclose(group_min(np.array([0.9, 0.2, 0.7, np.nan]), [0, 0, -1, 1]), [0.2, 0.2, 0.7, 0.0])
