@@ -194,6 +194,7 @@ def main(
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     target_recall: Annotated[float, typer.Option(help="recall target for the threshold search on dev")] = DEFAULT_TARGET_RECALL,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
+    workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
 ) -> None:
     """Train and export a model; prints one line per epoch and a summary."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -202,6 +203,9 @@ def main(
     warnings.filterwarnings("ignore", message=r".*shuffle=True.*", category=UserWarning)
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     cfg = load_config(config)
+    if workdir is not None:
+        cfg = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={
+            "training": cfg.deep.training.model_copy(update={"workdir": workdir.resolve()})})})
     t_start = time.perf_counter()
     train_model(
         cfg,
