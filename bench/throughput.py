@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -29,18 +28,28 @@ from deid_core.methods import Method
 from deid_core.text.tokenize import token_spans
 
 
+_RSS_WRAPPER = (
+    "import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
 def end_to_end(method: Method, repeats: int, n_docs: int, n_tokens: int) -> None:
     deid = Path(sys.executable).with_name("deid")
     walls, rss = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for _ in range(repeats):
             out = Path(tmp) / "out.jsonl"
-            before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
             t0 = time.perf_counter()
-            subprocess.run([str(deid), "detect", "--method", method.value, "--in", str(VAERS), "--out", str(out),
-                            "--no-progress"], check=True, cwd=REPO, stderr=subprocess.DEVNULL)
+            # a fresh wrapper per run: RUSAGE_CHILDREN is a maximum over all
+            # children ever waited for, so measuring it here would mix methods
+            proc = subprocess.run(
+                [sys.executable, "-c", _RSS_WRAPPER, str(deid), "detect", "--method", method.value, "--in",
+                 str(VAERS), "--out", str(out), "--no-progress"],
+                check=True, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            )
             walls.append(time.perf_counter() - t0)
-            rss.append(max(before, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss))
+            rss.append(int(proc.stdout.strip().splitlines()[-1]))
     w = statistics.median(walls)
     print(f"{method.value:6s} end-to-end  median {w:6.2f}s  {n_docs / w:8.1f} docs/s  {n_tokens / w:9.0f} tokens/s  "
           f"peak RSS {max(rss) / 1024:6.0f} MiB  (runs: {', '.join(f'{x:.2f}' for x in walls)})", flush=True)
