@@ -236,9 +236,8 @@ def tune_thresholds(
     model: ModelOpt = None,
 ) -> None:
     """Search (low, high) on a dev set: best precision at the target recall."""
-    from deid_core.deep.manifest import ModelManifest, Thresholds
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.hybrid.scoring import collect_scores, tune
+    from deid_core.hybrid.scoring import collect_scores, record_thresholds, tune
 
     cfg, art = _load(config, dictionaries)
     model_dir = model or cfg.deep.model_dir
@@ -263,11 +262,7 @@ def tune_thresholds(
         f"recall {best.recall:.4f}, precision {best.precision:.4f}"
     )
     if write:
-        manifest = ModelManifest.read(model_dir)
-        manifest = manifest.model_copy(update={"thresholds": Thresholds(
-            low=best.low, high=best.high, target_recall=target_recall, tuned_on=gold.name,
-            recall=round(best.recall, 6), precision=round(best.precision, 6))})
-        manifest.write(model_dir)
+        record_thresholds(model_dir, best, target_recall, gold.name)
         err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
 
 

@@ -36,7 +36,7 @@ from deid_core.config import DeidConfig, load_config
 from deid_core.corpus.document import Document
 from deid_core.corpus.i2b2_xml import read_i2b2_dir
 from deid_core.corpus.jsonl import read_jsonl
-from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, DataSource, ModelManifest, Thresholds, file_sha256
+from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, DataSource, ModelManifest, file_sha256
 
 log = logging.getLogger("deid.train")
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -330,7 +330,7 @@ def train_model(
         say(f"{n_train} training windows of {seq.window_tokens} tokens")
 
         manifest, fit_result = _fit_and_export(
-            spark, train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,
+            train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,
             base_model, max_epochs,
             make_batch_transform(seq.window_tokens, width, n_feat, tcfg, train=True), fit, artifact,
         )
@@ -372,7 +372,7 @@ def _docs_hash(docs: list[Document]) -> str:
     return h.hexdigest()
 
 
-def _fit_and_export(spark, train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,  # type: ignore[no-untyped-def]
+def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,  # type: ignore[no-untyped-def]
                     base_model, max_epochs, transform, fit, artifact):
     import keras
     from petastorm.spark import make_spark_converter
@@ -416,7 +416,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
                     target_recall: float) -> ModelManifest:
     """Tune the thresholds on dev, write the PR plot, record thresholds and dev metrics."""
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.hybrid.scoring import collect_scores, tune
+    from deid_core.hybrid.scoring import collect_scores, record_thresholds, tune
     from deid_core.methods import Method, build_detector
 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
@@ -429,18 +429,8 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
         return manifest
     say(f"thresholds on {dev_name}: low {best.low:.4f}, high {best.high:.4f} -> recall {best.recall:.4f}, "
         f"precision {best.precision:.4f}")
-    manifest = manifest.model_copy(
-        update={
-            "thresholds": Thresholds(
-                low=best.low, high=best.high, target_recall=target_recall, tuned_on=dev_name,
-                recall=round(best.recall, 6), precision=round(best.precision, 6),
-            ),
-            "metrics": {**manifest.metrics, f"{dev_name}_hybrid_token_recall": round(best.recall, 6),
-                        f"{dev_name}_hybrid_token_precision": round(best.precision, 6)},
-        }
-    )
-    manifest.write(model_dir)
-    return manifest
+    record_thresholds(model_dir, best, target_recall, dev_name)
+    return ModelManifest.read(model_dir)
 
 
 if __name__ == "__main__":

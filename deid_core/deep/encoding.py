@@ -41,6 +41,11 @@ def char_width(arch: ArchitectureConfig) -> int:
     return arch.max_token_chars + (POST_SPACE_CHARS if arch.post_space else 0)
 
 
+def token_char_string(tok: Token, arch: ArchitectureConfig) -> str:
+    """What the character BiLSTM reads for a token; training and inference must agree."""
+    return tok.text[: arch.max_token_chars] + (tok.post_space if arch.post_space else "")
+
+
 class Encoder:
     """Encodes analyses with one vocabulary and architecture."""
 
@@ -65,13 +70,11 @@ class Encoder:
         return len(self.feature_names)
 
     def token_chars(self, tok: Token) -> np.ndarray:
-        post = tok.post_space if self.arch.post_space else ""
-        key = (tok.text, post)
+        key = (tok.text, tok.post_space if self.arch.post_space else "")
         row = self._char_cache.get(key)
         if row is None:
             row = np.zeros(self.n_chars, dtype=np.int32)
-            chars = tok.text[: self.arch.max_token_chars] + post
-            for j, ch in enumerate(chars):
+            for j, ch in enumerate(token_char_string(tok, self.arch)):
                 row[j] = self.vocabulary.char_id(ch)
             if len(self._char_cache) < 200_000:
                 self._char_cache[key] = row

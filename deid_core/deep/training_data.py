@@ -16,7 +16,7 @@ import numpy as np
 
 from deid_core.config import ArchitectureConfig, SequenceConfig
 from deid_core.corpus.document import Document
-from deid_core.deep.encoding import char_width, token_labels, window_bounds
+from deid_core.deep.encoding import char_width, token_char_string, token_labels, window_bounds
 from deid_core.deep.features import extra_features, feature_names
 from deid_core.deep.vocabulary import PAD_ID, Vocabulary, normalise_word
 from deid_core.hybrid.combiner import NeverRelease
@@ -56,12 +56,11 @@ def token_table(
         feats = extra_features(analysis, salutations, rules=arch.rule_features)
     else:
         feats = np.zeros((len(tokens), 0), dtype=np.float32)
-    post = arch.post_space
     return {
         "doc_id": doc.doc_id,
         "source": source,
         "words": [normalise_word(t.lower) for t in tokens],
-        "chars": [t.text[: arch.max_token_chars] + (t.post_space if post else "") for t in tokens],
+        "chars": [token_char_string(t, arch) for t in tokens],
         "features": feats.reshape(-1).tolist(),
         "labels": labels.tolist(),
         "gates": gates.tolist(),

@@ -57,3 +57,17 @@ def tune(
         kwargs = {"title": title} if title else {}
         plot_precision_recall(result, best, plot_path, target_recall=target_recall, **kwargs)
     return best, result
+
+
+def record_thresholds(model_dir: Path, best: OperatingPoint, target_recall: float, tuned_on: str) -> None:
+    """Store the chosen pair (and its dev recall/precision) in the model manifest."""
+    from deid_core.deep.manifest import ModelManifest, Thresholds
+
+    manifest = ModelManifest.read(model_dir)
+    thresholds = Thresholds(
+        low=best.low, high=best.high, target_recall=target_recall, tuned_on=tuned_on,
+        recall=round(best.recall, 6), precision=round(best.precision, 6),
+    )
+    metrics = {**manifest.metrics, f"{tuned_on}_hybrid_token_recall": thresholds.recall,
+               f"{tuned_on}_hybrid_token_precision": thresholds.precision}
+    manifest.model_copy(update={"thresholds": thresholds, "metrics": metrics}).write(model_dir)
