@@ -1,4 +1,4 @@
-"""The `deid` command line: detect, evaluate, build dictionaries.
+"""The `deid` command line: detect, deidentify, evaluate, build dictionaries.
 
 Output files are written atomically: a run that stops on bad input or an
 error leaves no partial output behind. Messages name files, lines and
@@ -44,6 +44,9 @@ BATCH = 64
 ConfigOpt = Annotated[Optional[Path], typer.Option("--config", help="YAML config (default: $DEID_CONFIG or conf/deid.yaml)")]
 MethodOpt = Annotated[Method, typer.Option("--method", help="de-identification method")]
 DictOpt = Annotated[Optional[Path], typer.Option("--dictionaries", help="dictionary artifact (default: from config)")]
+InOpt = Annotated[Path, typer.Option("--in", exists=True, dir_okay=False, readable=True, help="input JSONL")]
+OutOpt = Annotated[Path, typer.Option("--out", dir_okay=False, help="output JSONL")]
+ProgressOpt = Annotated[bool, typer.Option(help="progress bar on stderr")]
 ModelOpt = Annotated[Optional[Path], typer.Option("--model", help="model directory (default: deep.model_dir in the config)")]
 
 
@@ -86,13 +89,13 @@ def _spans_json(masked: list[MaskedToken]) -> list[dict[str, object]]:
 
 @app.command()
 def detect(
-    in_path: Annotated[Path, typer.Option("--in", exists=True, dir_okay=False, readable=True, help="input JSONL")],
-    out_path: Annotated[Path, typer.Option("--out", dir_okay=False, help="output JSONL")],
+    in_path: InOpt,
+    out_path: OutOpt,
     method: MethodOpt = Method.hybrid,
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
     model: ModelOpt = None,
-    progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Mask PHI tokens: one output line per input document."""
     t0 = time.perf_counter()
@@ -149,7 +152,7 @@ def evaluate(
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
     model: ModelOpt = None,
-    progress: Annotated[bool, typer.Option(help="progress bar on stderr")] = True,
+    progress: ProgressOpt = True,
 ) -> None:
     """Token masking recall/precision, per-label and HIPAA recall, entities, retention."""
     cfg, art = _load(config, dictionaries)
@@ -264,6 +267,67 @@ def tune_thresholds(
     if write:
         record_thresholds(model_dir, best, target_recall, gold.name)
         err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
+
+
+@app.command()
+def deidentify(
+    in_path: InOpt,
+    out_path: OutOpt,
+    policy: Annotated[Optional[str], typer.Option("--policy", help="profile name in conf/policies or a YAML path")] = None,
+    case_field: Annotated[Optional[str], typer.Option("--case-field", help="input field holding the case id (default: each document is its own case)")] = None,
+    key_file: Annotated[Optional[Path], typer.Option("--key-file", dir_okay=False, help="secret key file (default: $DEID_SECRET_KEY)")] = None,
+    method: MethodOpt = Method.hybrid,
+    config: ConfigOpt = None,
+    dictionaries: DictOpt = None,
+    model: ModelOpt = None,
+    progress: ProgressOpt = True,
+) -> None:
+    """Detect PHI and replace it as the policy says (shifted dates, pseudonyms, tags)."""
+    from collections import Counter
+
+    from deid_core.pipeline import DeidPipeline
+    from deid_core.replace.keys import MissingKeyError, load_key
+    from deid_core.replace.policy import load_policy
+
+    t0 = time.perf_counter()
+    cfg, art = _load(config, dictionaries)
+    prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
+    try:
+        key = load_key(key_file) if prof.needs_key or key_file is not None else None
+        pipe = DeidPipeline.build(cfg, prof, key, method=method, artifact=art, model_dir=model)
+    except MissingKeyError as exc:
+        raise CliError(f"{exc} (policy {prof.name!r}; the 'tags' policy needs no key)") from None
+    n_docs = 0
+    labels: Counter[str] = Counter()
+    kept: Counter[str] = Counter()
+    missing_case = 0
+    with atomic_text_writer(out_path) as fh:
+        for batch in _batches(in_path, progress):
+            case_ids = []
+            for d in batch:
+                value = d.meta.get(case_field) if case_field else d.doc_id
+                if value is None or value == "":
+                    # no case id: the document is its own case (consistent within it only)
+                    missing_case += 1
+                    value = d.doc_id
+                case_ids.append(str(value))
+            results = pipe.process([d.text for d in batch], case_ids)
+            for doc, res in zip(batch, results, strict=True):
+                line = {"doc_id": doc.doc_id, "text_deid": res.text, "spans": [r.to_json() for r in res.replacements]}
+                fh.write(json.dumps(line, ensure_ascii=False) + "\n")
+                labels.update(r.label for r in res.replacements)
+                kept.update(res.kept)
+                n_docs += 1
+    if pipe.failures:
+        err.print(f"[yellow]{pipe.failures} texts or entities could not be processed and were tagged (fail closed)[/yellow]")
+    if missing_case:
+        err.print(f"[yellow]{missing_case} documents had no {case_field!r}: each was treated as its own case[/yellow]")
+    by_label = ", ".join(f"{k} {v}" for k, v in sorted(labels.items())) or "none"
+    kept_txt = ", ".join(f"{k} {v}" for k, v in sorted(kept.items())) or "none"
+    err.print(
+        f"[green]{n_docs} documents[/green]; replaced: {by_label}; kept by policy: {kept_txt}; "
+        f"{time.perf_counter() - t0:.1f}s ({escape(pipe.version)}) -> {escape(str(out_path))}"
+    )
 
 
 @app.command("build-dictionaries")

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 #: Where the repository's own configuration lives (used when no path is given).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -254,6 +254,31 @@ class DeepConfig(_Strict):
         return v
 
 
+class DateShiftConfig(_Strict):
+    """Range of the per-case date offset in days; its sign is keyed too."""
+
+    min_days: int = Field(1, ge=1)
+    max_days: int = Field(365, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DateShiftConfig:
+        if self.min_days > self.max_days:
+            raise ValueError("date_shift.min_days must not exceed max_days")
+        return self
+
+
+class ReplacementConfig(_Strict):
+    """How masked entities become surrogates (issue 4); profiles live in `policies_dir`."""
+
+    policies_dir: Path
+    default_policy: str = "hipaa_safe_harbor"
+    date_shift: DateShiftConfig = DateShiftConfig()
+    #: how "03/04/2014" is read when a document's own dates do not decide it
+    default_date_order: Literal["MDY", "DMY"] = "MDY"
+    #: ages from this value up are bucketed ("[AGE>89]"): HIPAA's limit
+    age_bucket_from: int = Field(90, ge=1, le=200)
+
+
 class DeidConfig(_Strict):
     version: Literal[1]
     dictionaries: DictionaryConfig
@@ -261,6 +286,7 @@ class DeidConfig(_Strict):
     output: OutputConfig = OutputConfig()
     evaluation: EvaluationConfig
     deep: DeepConfig
+    replacement: ReplacementConfig
 
 
 def _resolve_paths(node: object, base: Path) -> object:

@@ -20,7 +20,7 @@ import numpy as np
 
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.hybrid.combiner import Combiner, Thresholds, never_release_from
+from deid_core.hybrid.combiner import Combiner, NeverRelease, Thresholds, never_release_from
 from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleAnalysis, RuleDeidentifier
 from deid_core.text.tokenize import tokenize
 
@@ -102,10 +102,18 @@ class NetworkDetector:
     the config.
     """
 
-    def __init__(self, rules: RuleDeidentifier, model: DeepModel, combiner: Combiner | None) -> None:
+    def __init__(
+        self,
+        rules: RuleDeidentifier,
+        model: DeepModel,
+        combiner: Combiner | None,
+        forced: NeverRelease | None = None,
+    ) -> None:
         self.rules = rules
         self.model = model
         self.combiner = combiner
+        #: deep method only: tokens a policy wants masked whatever the network says
+        self.forced = forced
 
     @property
     def version(self) -> str:
@@ -122,14 +130,24 @@ class NetworkDetector:
             if self.combiner is not None:
                 out.append(self.combiner.combine(analysis, probs))
             else:
-                out.append(_argmax_masks(analysis, probs, self.model.classes))
+                forced = self.forced.mask(analysis) if self.forced is not None else None
+                out.append(_argmax_masks(analysis, probs, self.model.classes, forced))
         return out
 
 
-def _argmax_masks(analysis: RuleAnalysis, probs: np.ndarray, classes: Sequence[str]) -> list[MaskedToken]:
+def _argmax_masks(
+    analysis: RuleAnalysis, probs: np.ndarray, classes: Sequence[str], forced: np.ndarray | None = None
+) -> list[MaskedToken]:
     best = probs.argmax(axis=1) if len(probs) else np.zeros(0, dtype=np.int64)
+    if forced is not None and forced.any():
+        # a forced token keeps the detector's category (class ids follow `classes`)
+        best = best.copy()
+        for i in np.flatnonzero(forced):
+            label = analysis.labels[i]
+            best[i] = classes.index(label) if label in classes else int(probs[i, 1:].argmax()) + 1
+    groups = analysis.groups or [-1] * len(analysis.tokens)
     return [
-        MaskedToken(t.start, t.end, classes[int(best[i])], round(float(1.0 - probs[i, 0]), 6))
+        MaskedToken(t.start, t.end, classes[int(best[i])], round(float(1.0 - probs[i, 0]), 6), groups[i])
         for i, t in enumerate(analysis.tokens)
         if best[i] != 0
     ]
@@ -149,8 +167,12 @@ def build_detector(
     *,
     model_dir: Path | None = None,
     thresholds: Thresholds | None = None,
+    force_mask: Sequence[str] = (),
 ) -> FailClosed:
-    """Load what the method needs once; raise if it cannot be loaded (no output then)."""
+    """Load what the method needs once; raise if it cannot be loaded (no output then).
+
+    `force_mask`: detector categories (a policy's) that the hybrid never releases.
+    """
     rules = RuleDeidentifier.from_config(cfg, artifact)
     if method is Method.rules:
         return FailClosed(RulesDetector(rules))
@@ -159,10 +181,9 @@ def build_detector(
 
         model = DeepModel.load(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)
         combiner = None
+        forced = NeverRelease(patterns=force_mask) if force_mask else None
         if method is Method.hybrid:
             t = thresholds or thresholds_for(cfg, model.manifest.thresholds)
-            combiner = Combiner(
-                model.classes, t, never_release_from(cfg)
-            )
-        return FailClosed(NetworkDetector(rules, model, combiner))
+            combiner = Combiner(model.classes, t, never_release_from(cfg, force_mask))
+        return FailClosed(NetworkDetector(rules, model, combiner, forced))
     raise ValueError(f"unknown method {method}")

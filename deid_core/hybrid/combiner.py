@@ -24,7 +24,8 @@ import numpy as np
 
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.flags import Lex
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleAnalysis
+from deid_core.hybrid.categories import infer_categories
+from deid_core.rules.deidentifier import MaskedToken, RuleAnalysis
 
 NEVER_RELEASE_KINDS: dict[str, int] = {
     "weekday": int(Lex.WEEKDAY),
@@ -54,16 +55,26 @@ class NeverRelease:
     it to learn that from examples.
     """
 
-    def __init__(self, ambiguous_use_high: Iterable[str] = (), age_min: int | None = None) -> None:
+    def __init__(
+        self,
+        ambiguous_use_high: Iterable[str] = (),
+        age_min: int | None = None,
+        patterns: Iterable[str] = (),
+    ) -> None:
         self.exempt_bits = 0
         for kind in ambiguous_use_high:
             self.exempt_bits |= NEVER_RELEASE_KINDS[kind]
         self.age_min = age_min
+        #: detector categories a policy wants masked whatever the network says
+        self.pattern_reasons = frozenset(f"pattern:{c}" for c in patterns)
 
     def mask(self, analysis: RuleAnalysis) -> np.ndarray:
         out = np.zeros(len(analysis.tokens), dtype=bool)
         for i, f in enumerate(analysis.flags):
             if not analysis.unsafe[i]:
+                continue
+            if analysis.reasons[i] in self.pattern_reasons:
+                out[i] = True
                 continue
             if self.age_min is not None and analysis.reasons[i] == "pattern:AGE":
                 text = analysis.tokens[i].text
@@ -121,17 +132,15 @@ class Combiner:
         never = self.never_release.mask(analysis)
         keep = released(rules_unsafe, never, group_min(probs[:, 0], analysis.groups), self.thresholds)
         out: list[MaskedToken] = []
-        phi_class = probs[:, 1:].argmax(axis=1) + 1 if n else np.zeros(0, dtype=np.int64)
+        labels = infer_categories(analysis, probs, self.classes)
+        groups = analysis.groups or [-1] * n
         for i in np.flatnonzero(~keep):
             tok = analysis.tokens[i]
-            label = analysis.labels[i] if rules_unsafe[i] else UNKNOWN_LABEL
-            if label == UNKNOWN_LABEL:
-                label = self.classes[int(phi_class[i])]
             score = max(float(1.0 - probs[i, 0]), analysis.scores[i])
-            out.append(MaskedToken(tok.start, tok.end, label, round(min(1.0, max(0.0, score)), 6)))
+            out.append(MaskedToken(tok.start, tok.end, labels[i], round(min(1.0, max(0.0, score)), 6), groups[i]))
         return out
 
 
-def never_release_from(cfg: DeidConfig) -> NeverRelease:
+def never_release_from(cfg: DeidConfig, force_mask: Iterable[str] = ()) -> NeverRelease:
     comb = cfg.deep.combiner
-    return NeverRelease(comb.ambiguous_never_release_use_high, comb.never_release_ages_from)
+    return NeverRelease(comb.ambiguous_never_release_use_high, comb.never_release_ages_from, force_mask)

@@ -164,7 +164,9 @@ class ContextDetector:
                 j += 1
             if j < n and _joined(tokens[j - 1], tokens[j], text) and " " in text[tokens[j - 1].end:tokens[j].start]:
                 cand = tokens[j]
-                if _capitalised(cand) and not (flags[j] & Bits.STOPWORD) and cand.text.isalpha():
+                # "St Agnes Hospital": an institution word after a first name is no surname
+                is_head = (cand.lower,) in self.lex.institution_heads
+                if _capitalised(cand) and not (flags[j] & Bits.STOPWORD) and cand.text.isalpha() and not is_head:
                     hits.append(ContextHit(j, "NAME", "name_sequence"))
         return hits
 

@@ -33,12 +33,18 @@ _PLACE_PREPOSITIONS = frozenset({"in", "from", "to", "at", "near", "of", "into"}
 
 @dataclass(frozen=True, slots=True)
 class MaskedToken:
-    """A masked token as written to output: offsets, category and score."""
+    """A masked token as written to output: offsets, category and score.
+
+    `group` ties the tokens of one detector match (a date, a phone number, a
+    titled name) together so that replacement treats them as one entity;
+    -1 means the token stands alone.
+    """
 
     start: int
     end: int
     label: str
     score: float
+    group: int = -1
 
 
 @dataclass
@@ -64,10 +70,13 @@ class RuleAnalysis:
 
     def masked(self) -> list[MaskedToken]:
         return [
-            MaskedToken(t.start, t.end, self.labels[i], self.scores[i])
+            MaskedToken(t.start, t.end, self.labels[i], self.scores[i], self._group(i))
             for i, t in enumerate(self.tokens)
             if self.unsafe[i]
         ]
+
+    def _group(self, i: int) -> int:
+        return self.groups[i] if self.groups else -1
 
     def features(self) -> list[tuple[bool, ...]]:
         if self._features is None:

@@ -94,3 +94,15 @@ def test_a_date_is_released_whole_or_not_at_all(rules) -> None:  # type: ignore[
     masked = {a.text[m.start:m.end] for m in Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease()).combine(a, p)}
     assert {"8", "14"} <= masked
     np.testing.assert_allclose(group_min(np.array([0.9, 0.2, 0.7, np.nan]), [0, 0, -1, 1]), [0.2, 0.2, 0.7, 0.0])
+
+
+def test_policy_forced_detector_categories_are_never_released(rules) -> None:  # type: ignore[no-untyped-def]
+    """A profile that counts every age as PHI keeps "45" masked however sure the network is."""
+    a = rules.analyse("A 45 yo man, rash since 3 days.")
+    p = probs_for(len(a.tokens), 0.999999)
+    free = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease(age_min=90))
+    forced = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease(age_min=90, patterns=["AGE"]))
+    assert free.combine(a, p) == []
+    masked = forced.combine(a, p)
+    assert [(a.text[m.start:m.end], m.label) for m in masked] == [("45", "AGE")]
+    assert masked[0].group >= 0  # the detector's match id travels to the replacement step

@@ -75,3 +75,9 @@ def test_case_informativeness() -> None:
     assert not case_is_informative(tokenize("PT SEEN BY DR SMITH TODAY, STABLE."))
     assert not case_is_informative(tokenize("pt seen by dr smith today, stable."))
     assert not case_is_informative([])
+
+
+def test_institution_word_after_a_first_name_is_no_surname(rules: RuleDeidentifier) -> None:
+    found = hits(rules, "seen at St. Agnes Hospital, Baltimore")
+    assert found.get("Agnes") in {"institution", "saint_name"}
+    assert found.get("Hospital") != "name_sequence"
