@@ -25,12 +25,13 @@ VARIANTS    := build/variants
 # the variant comparison trains each variant on the same reduced budget
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
-.PHONY: help setup system-deps venv jars dictionaries samples run test bench train train-variants bench-variants clean
+.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants clean
 
 help:
-	@echo "make run    - set up and de-identify the bundled sample narratives"
+	@echo "make run    - set up, generate sample E2B reports, ingest them to Delta and de-identify them"
 	@echo "make test   - set up and run the tests"
-	@echo "make bench  - accuracy and throughput benchmarks (needs ../shared/data)"
+	@echo "make bench  - accuracy, throughput and replacement benchmarks (needs ../shared/data)"
+	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores"
 	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
 
@@ -79,11 +80,26 @@ setup: system-deps venv jars dictionaries
 $(SAMPLES): | $(VENV)/.installed
 	$(PY) -m jobs.generate_samples narratives --n 200 --seed 7 --out $(SAMPLES)
 
-samples: $(SAMPLES)
+samples: $(SAMPLES) $(E2B_SAMPLES)/.generated
 
-run: setup $(SAMPLES)
-	$(VENV)/bin/deid detect --method hybrid --in $(SAMPLES) --out $(SAMPLES_OUT)
-	@$(PY) -m jobs.summarize_detections --in $(SAMPLES_OUT)
+E2B_SAMPLES := data/samples/e2b
+LAKEHOUSE   := build/lakehouse
+DEMO_KEY    := build/secrets/demo.key
+
+$(E2B_SAMPLES)/.generated: | $(VENV)/.installed
+	$(PY) -m jobs.generate_samples e2b --n 120 --seed 7 --files 6 --out-dir $(E2B_SAMPLES)
+	@touch $@
+
+# A key for the demo only: production runs get DEID_SECRET_KEY from a secret store.
+$(DEMO_KEY):
+	@mkdir -p $(dir $@) && umask 077 && $(PY) -c "import secrets; print(secrets.token_hex(32))" > $@
+	@echo "generated a demo key in $@ (set DEID_SECRET_KEY for real data)"
+
+KEY_ARG = $(if $(DEID_SECRET_KEY),,--key-file $(DEMO_KEY))
+
+run: setup $(E2B_SAMPLES)/.generated $(if $(DEID_SECRET_KEY),,$(DEMO_KEY))
+	$(PY) -m jobs.ingest_e2b --input $(E2B_SAMPLES) --tables $(LAKEHOUSE)
+	$(PY) -m jobs.deidentify --tables $(LAKEHOUSE) --mode batch $(KEY_ARG)
 
 test: setup
 	$(PY) -m pytest -q
@@ -91,6 +107,10 @@ test: setup
 bench: setup
 	$(PY) bench/accuracy.py
 	$(PY) bench/throughput.py
+	$(PY) bench/replacement.py
+
+bench-spark: setup
+	$(PY) bench/spark_job.py
 
 # ---- the deep model ------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
@@ -73,21 +73,25 @@ class FailClosed:
 
     inner: Detector
     failures: int = 0
+    #: positions (in the last call's texts) that were fully masked after an error
+    last_failed: list[int] = field(default_factory=list)
 
     @property
     def version(self) -> str:
         return self.inner.version
 
     def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
+        self.last_failed = []
         try:
             return self.inner.detect(texts)
         except Exception:  # noqa: BLE001 - fail closed on anything
             out: list[list[MaskedToken]] = []
-            for text in texts:
+            for i, text in enumerate(texts):
                 try:
                     out.extend(self.inner.detect([text]))
                 except Exception as exc:  # noqa: BLE001
                     self.failures += 1
+                    self.last_failed.append(i)
                     log.error("de-identification failed (%s); text fully masked", type(exc).__name__)  # phi-safe
                     out.append(mask_everything(text))
             return out

@@ -51,20 +51,30 @@ class DeidPipeline:
         """Texts the detector could not process plus replacement failures (all fail-closed)."""
         return self.detector.failures + self.replace_failures
 
+    def versions(self) -> dict[str, str]:
+        """Model, dictionary and policy versions, recorded with every output row."""
+        inner = self.detector.inner
+        model = getattr(getattr(inner, "model", None), "version", None) or "none"
+        rules = getattr(inner, "rules", None)
+        dictionary = rules.artifact.version if rules is not None else "unknown"
+        return {"model": model, "dictionary": dictionary, "policy": self.replacer.version}
+
     @property
     def version(self) -> str:
         return f"{self.detector.version}+{self.replacer.version}"
 
     def process(self, texts: Sequence[str], case_ids: Sequence[str]) -> list[DocumentResult]:
         masked = self.detector.detect(texts)
+        failed = set(self.detector.last_failed)
         out: list[DocumentResult] = []
-        for text, case_id, m in zip(texts, case_ids, masked, strict=True):
+        for i, (text, case_id, m) in enumerate(zip(texts, case_ids, masked, strict=True)):
             try:
                 result = self.replacer.replace(text, m, case_id)
             except Exception as exc:  # noqa: BLE001 - fail closed per document
                 log.error("replacement failed (%s); document tagged token by token", type(exc).__name__)  # phi-safe
                 result = self.replacer.replace(text, mask_everything(text), case_id)
                 result.failures += 1
+            result.detection_failed = i in failed
             out.append(result)
         self.replace_failures += sum(r.failures for r in out)
         return out

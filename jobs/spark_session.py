@@ -32,15 +32,25 @@ def delta_jars(jars_dir: Path | None = None) -> list[Path]:
     return jars
 
 
+def under_spark_submit() -> bool:
+    """spark-submit starts the JVM first and hands the Python driver its gateway."""
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
 def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None = None,
                   extra_conf: dict[str, str] | None = None) -> SparkSession:
-    """Start (or reuse) a session with the Delta SQL extension and catalog."""
+    """Start (or reuse) a session with the Delta SQL extension and catalog.
+
+    Under spark-submit, its --master and --jars win over `master` and the
+    local JAR cache (the job then runs wherever it was submitted).
+    """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName(app_name)
+    if not under_spark_submit():
+        builder = builder.master(master).config("spark.jars", ",".join(str(j) for j in delta_jars(jars_dir)))
     builder = (
-        SparkSession.builder.appName(app_name)
-        .master(master)
-        .config("spark.jars", ",".join(str(j) for j in delta_jars(jars_dir)))
+        builder
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.ui.enabled", "false")

@@ -146,6 +146,15 @@ class DictionaryArtifact:
         return cls(words=words, phrases=PhraseIndex.build(phrases), metadata=meta)
 
     @classmethod
+    def from_bytes(cls, data: bytes) -> DictionaryArtifact:
+        """An artifact from the bytes of its file (as Spark broadcasts it to executors)."""
+        try:
+            payload = json.loads(gzip.decompress(data).decode("utf-8"))
+        except (OSError, EOFError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ArtifactError(f"dictionary artifact bytes are unreadable: {type(exc).__name__}") from exc
+        return cls.from_payload(payload)
+
+    @classmethod
     def load(cls, path: Path, verify: bool = False) -> DictionaryArtifact:
         """Load an artifact; `verify` recomputes the content hash (slower, for CI)."""
         try:

@@ -27,6 +27,7 @@ import regex as re
 
 from deid_core.config import DeidConfig
 from deid_core.render import replacement as tag_for
+from deid_core.replace.e2b_dates import is_e2b_date, shift_e2b_date
 from deid_core.replace.dates import document_order, parse_date, reference_year_of, shift_date_text
 from deid_core.replace.entities import Entity, build_entities
 from deid_core.replace.keys import MissingKeyError, SecretKey
@@ -65,6 +66,8 @@ class DocumentResult:
     kept: Counter[str] = field(default_factory=Counter)
     #: entities whose surrogate could not be made and were tagged instead
     failures: int = 0
+    #: the detector failed on this text, so every token was masked
+    detection_failed: bool = False
 
 
 def case_offset_days(key: SecretKey, case_id: str, min_days: int, max_days: int) -> int:
@@ -141,6 +144,30 @@ class Replacer:
                 continue
             out.append(Replacement(e.start, e.end, e.label, new))
         return DocumentResult(_render(text, out), out, kept, failures)
+
+    def replace_value(self, value: str, label: str, case_id: str) -> str | None:
+        """A structured field (birth date, reporter name, telephone) as one entity of `label`.
+
+        Returns the replacement, or None when the policy keeps the value.
+        E2B date values ("20140112") move by the same per-case offset as
+        the narrative's dates. Failures are tagged (fail closed).
+        """
+        if not value.strip():
+            return None
+        try:
+            if label == "DATE" and is_e2b_date(value) and self.policy.rule("DATE").action is Action.shift:
+                if self.policy.rule("DATE").keep_year_only and len(value.strip()) == 4:
+                    return None
+                shifted = shift_e2b_date(value, self.offset_days(case_id))
+                return shifted if shifted is not None else tag_for("DATE", self.cfg.output)
+            entity = Entity(0, len(value), label, 1.0, ((0, len(value)),), True)
+            ctx = _DocumentContext.of(value, [entity], self.cfg.replacement.default_date_order)
+            return self._replacement(entity, value, case_id, ctx)
+        except MissingKeyError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - fail closed
+            log.error("structured value replacement failed (%s); tagged", type(exc).__name__)  # phi-safe
+            return tag_for(label, self.cfg.output)
 
     def _replacement(self, e: Entity, original: str, case_id: str, ctx: _DocumentContext) -> str | None:
         """The text for one entity, or None to keep it."""

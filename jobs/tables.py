@@ -1,0 +1,102 @@
+"""The Delta tables of the job and the one way rows get into them: MERGE.
+
+Layout under one root folder (a lakehouse schema in production):
+bronze_reports (one row per report version), silver_fields (one row per
+de-identified field), quarantine (what could not be ingested or processed).
+Every write is a MERGE on the table's key, so a re-run or a restarted
+stream never duplicates rows, and a row only changes when its content does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+BRONZE_KEY = ("case_id", "version")
+SILVER_KEY = ("case_id", "version", "field")
+#: key columns never hold NULL (MERGE would not match NULL = NULL): '' instead
+QUARANTINE_KEY = ("stage", "source_file", "case_id", "version", "field")
+
+BRONZE_SCHEMA = (
+    "case_id string, version string, format string, report_id string, received_date string, sender string, "
+    "file_sha256 string, content_sha256 string, source_file string, ingest_time timestamp, "
+    "text_fields array<struct<path:string,text:string>>, "
+    "structured_fields array<struct<path:string,label:string,value:string>>"
+)
+QUARANTINE_SCHEMA = (
+    "stage string, source_file string, case_id string, version string, field string, "
+    "error_code string, reason string, recorded_at timestamp"
+)
+
+
+@dataclass(frozen=True)
+class Tables:
+    root: Path
+
+    @property
+    def bronze(self) -> str:
+        return str(self.root / "bronze_reports")
+
+    @property
+    def silver(self) -> str:
+        return str(self.root / "silver_fields")
+
+    @property
+    def quarantine(self) -> str:
+        return str(self.root / "quarantine")
+
+    @property
+    def checkpoint(self) -> str:
+        return str(self.root / "_checkpoints" / "deidentify")
+
+
+def exists(spark: SparkSession, path: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return DeltaTable.isDeltaTable(spark, path)
+
+
+def latest_per_key(df: DataFrame, keys: tuple[str, ...], order: list[str]) -> DataFrame:
+    """One row per key (MERGE refuses several source rows for one target row)."""
+    w = Window.partitionBy(*keys).orderBy(*[F.col(c).desc() for c in order])
+    return df.withColumn("_rn", F.row_number().over(w)).filter("_rn = 1").drop("_rn")
+
+
+def create_if_missing(spark: SparkSession, path: str, schema: StructType, change_feed: bool = False) -> None:
+    """An empty table with `schema`; `change_feed` lets a stream see updated rows too."""
+    from delta.tables import DeltaTable
+
+    builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
+    if change_feed:
+        builder = builder.property("delta.enableChangeDataFeed", "true")
+    builder.execute()
+
+
+def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
+          changed: list[str] | None = None, change_feed: bool = False) -> None:
+    """Insert new keys; update a matched row only if one of `changed` differs (null-safe).
+
+    Without `changed`, matched rows are left alone (first write wins).
+    """
+    from delta.tables import DeltaTable
+
+    create_if_missing(spark, path, df.schema, change_feed)
+    target = DeltaTable.forPath(spark, path).alias("t")
+    cond = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
+    m = target.merge(df.alias("s"), cond)
+    if changed:
+        differs = " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in changed)
+        m = m.whenMatchedUpdateAll(condition=differs)
+    m.whenNotMatchedInsertAll().execute()
+
+
+def quarantine_rows(spark: SparkSession, df: DataFrame, tables: Tables) -> None:
+    keyed = df
+    for k in QUARANTINE_KEY:
+        keyed = keyed.withColumn(k, F.coalesce(F.col(k), F.lit("")))
+    keyed = latest_per_key(keyed, QUARANTINE_KEY, ["recorded_at"])
+    merge(spark, keyed, tables.quarantine, QUARANTINE_KEY, changed=["error_code", "reason"])

@@ -1,0 +1,160 @@
+"""The Spark jobs end to end: ingest E2B into bronze, de-identify into silver (Delta)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.spark.conftest import TEST_KEY, write_synthetic_e2b
+
+pytestmark = pytest.mark.spark
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _count_dupes(df, keys) -> int:  # type: ignore[no-untyped-def]
+    return df.groupBy(*keys).count().filter("count > 1").count()
+
+
+def test_ingest_and_deidentify_end_to_end(spark, e2b_inputs: Path, tmp_path: Path, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+    from deid_core.e2b.parse import parse_reports
+    from jobs.deidentify import prepare, run_batch, summary
+    from jobs.ingest_e2b import ingest
+    from jobs.tables import Tables
+
+    tables = Tables(tmp_path / "lake")
+    from udfs.parse_e2b import _content_hash
+
+    # what the ingest must do: per (case id, version) keep the report of the last
+    # file, quarantine the others whose content differs
+    claims: dict[tuple[str, str], list[tuple[str, str, object]]] = {}
+    n_parsed = 0
+    for f in sorted(e2b_inputs.rglob("*.xml")):
+        if f.name == "broken.xml":
+            continue
+        for r in parse_reports(f.read_bytes()):
+            claims.setdefault((r.case_id, r.version), []).append((str(f), _content_hash(r), r))
+            n_parsed += 1
+    expected = {k: max(v, key=lambda c: (c[0], c[1]))[2] for k, v in claims.items()}
+    n_conflicts = sum(
+        sum(1 for c in v if c[1] != max(v, key=lambda c: (c[0], c[1]))[1]) for v in claims.values()
+    )
+    stats = ingest(spark, str(e2b_inputs), tables)
+    bronze = spark.read.format("delta").load(tables.bronze)
+    quarantine = spark.read.format("delta").load(tables.quarantine).collect()
+    # every parsed report is in bronze or (a conflicting duplicate) in quarantine; the bad file too
+    duplicates = [q for q in quarantine if q.error_code == "E_DUPLICATE"]
+    assert bronze.count() == stats.reports == len(expected)
+    assert len(expected) + len(duplicates) == n_parsed
+    # e.g. FAERS scenarios 1, 2, 3 and 7 share one case id and creation date
+    assert len(duplicates) == n_conflicts > 0
+    assert [(Path(q.source_file).name, q.error_code) for q in quarantine if q.error_code != "E_DUPLICATE"] == [
+        ("broken.xml", "E_PARSE")]
+    assert stats.quarantined == n_conflicts + 1
+
+    ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="hybrid", key_file=key_file, model_dir=None)
+    rows, failed = run_batch(spark, tables, ctx)
+    n_fields = sum(len(r.text_fields) + len(r.structured_fields) for r in expected.values())
+    assert rows == n_fields and failed == 0
+    silver = spark.read.format("delta").load(tables.silver)
+    assert silver.count() == n_fields
+    # every synthetic narrative's names and the structured identities are gone
+    deid = {(r.case_id, r.version, r.field): r.text_deid for r in silver.collect()}
+    for (case, version), rep in expected.items():
+        for f in rep.structured_fields:
+            if f.label in ("NAME", "PHONE", "EMAIL") and len(f.value) > 3:
+                assert deid[(case, version, f"structured:{f.path}")] != f.value
+    versions = silver.select("model_version", "dictionary_version", "policy_version").distinct().collect()
+    assert len(versions) == 1 and versions[0].model_version.startswith("model-")
+
+    # a second run: nothing duplicated, nothing lost, nothing rewritten
+    ingest(spark, str(e2b_inputs), tables)
+    run_batch(spark, tables, ctx)
+    bronze, silver = (spark.read.format("delta").load(p) for p in (tables.bronze, tables.silver))
+    assert bronze.count() == len(expected) and silver.count() == n_fields
+    assert _count_dupes(bronze, ["case_id", "version"]) == 0
+    assert _count_dupes(silver, ["case_id", "version", "field"]) == 0
+    last = spark.sql(f"DESCRIBE HISTORY delta.`{tables.silver}`").orderBy("version", ascending=False).first()
+    assert last.operation == "MERGE" and int(last.operationMetrics["numTargetRowsUpdated"]) == 0
+    s = summary(spark, tables)
+    assert s["reports"] == len(expected) and s["quarantined"] == {"ingest": n_conflicts + 1}
+
+
+def test_missing_model_fails_closed_into_quarantine(spark, tmp_path: Path, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+    from jobs.deidentify import prepare, run_batch
+    from jobs.ingest_e2b import ingest
+    from jobs.tables import Tables
+
+    src = tmp_path / "in"
+    write_synthetic_e2b(src, 4, seed=11)
+    tables = Tables(tmp_path / "lake")
+    ingest(spark, str(src), tables)
+    empty_model = tmp_path / "no-model"
+    empty_model.mkdir()
+    ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="hybrid", key_file=key_file,
+                  model_dir=empty_model)
+    rows, failed = run_batch(spark, tables, ctx)
+    assert rows == failed > 0
+    silver = spark.read.format("delta").load(tables.silver).collect()
+    assert {r.error_code for r in silver} == {"E_LOAD"}
+    for r in silver:
+        if r.kind == "text":
+            assert set(r.text_deid.split()) <= {"[PHI]"} | {w for w in r.text_deid.split() if not any(c.isalnum() for c in w.replace("[PHI]", ""))}
+    q = spark.read.format("delta").load(tables.quarantine).filter("stage = 'deidentify'").count()
+    assert q == rows
+
+
+def _stream_cmd(tables: Path, key_file: Path) -> list[str]:
+    return [sys.executable, "-m", "jobs.deidentify", "--tables", str(tables), "--mode", "stream",
+            "--method", "rules", "--policy", "strict", "--key-file", str(key_file),
+            "--max-files-per-trigger", "1", "--master", "local[2]"]
+
+
+def _silver_rows(spark, path: Path) -> list[tuple]:  # type: ignore[no-untyped-def]
+    df = spark.read.format("delta").load(str(path)).drop("processing_ms")
+    return sorted(tuple(r) for r in df.collect())
+
+
+def test_stream_killed_midway_and_restarted_equals_uninterrupted(spark, tmp_path: Path, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+    from jobs.ingest_e2b import ingest
+    from jobs.tables import Tables
+
+    base = tmp_path / "base"
+    for i in range(3):  # three bronze commits: the stream takes them one file per micro-batch
+        src = tmp_path / f"in{i}"
+        write_synthetic_e2b(src, 4, seed=20 + i)
+        ingest(spark, str(src), Tables(base))
+    whole, broken = tmp_path / "whole", tmp_path / "broken"
+    shutil.copytree(base, whole)
+    shutil.copytree(base, broken)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+
+    # the uninterrupted run, in this process
+    from jobs.deidentify import prepare, run_stream
+
+    ctx = prepare(spark, config=None, policy="strict", method="rules", key_file=key_file, model_dir=None)
+    run_stream(spark, Tables(whole), ctx, max_files_per_trigger=1)
+
+    proc = subprocess.Popen(_stream_cmd(broken, key_file), cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    log = broken / "silver_fields" / "_delta_log"
+    deadline = time.monotonic() + 240
+    while not (log.exists() and len(list(log.glob("*.json"))) >= 2):  # created + first micro-batch merged
+        assert proc.poll() is None, "stream ended before it could be killed"
+        assert time.monotonic() < deadline, "stream made no progress"
+        time.sleep(0.2)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    partial = _silver_rows(spark, broken / "silver_fields")
+    full = _silver_rows(spark, whole / "silver_fields")
+    assert 0 < len(partial) < len(full)
+
+    subprocess.run(_stream_cmd(broken, key_file), check=True, cwd=REPO, env=env, capture_output=True)
+    assert _silver_rows(spark, broken / "silver_fields") == full

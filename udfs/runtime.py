@@ -1,0 +1,79 @@
+"""What a Spark Python worker loads once and keeps: the de-identification pipeline.
+
+Executors get everything by Spark's own means, never from a shared folder:
+the configuration folder and the model travel as archives
+(`SparkContext.addArchive`, or `spark-submit --archives`) and are found with
+`SparkFiles`; the dictionary artifact and the secret key travel as
+broadcast variables (loaded once per executor, never written to logs or to
+the Spark configuration, which the UI would show).
+
+A worker process is reused across tasks (Spark's default), so the module
+level cache below means one model load per worker, not per batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from deid_core.config import load_config
+from deid_core.dictionaries.artifact import DictionaryArtifact
+from deid_core.methods import Method
+from deid_core.pipeline import DeidPipeline
+from deid_core.replace.keys import SecretKey
+from deid_core.replace.policy import load_policy
+
+CONF_ARCHIVE = "deid_conf"
+MODEL_ARCHIVE = "deid_model"
+
+
+@dataclass(frozen=True)
+class PipelineSpec:
+    """Everything a worker needs to rebuild the driver's pipeline (picklable, no secrets)."""
+
+    method: str
+    policy: str
+    #: a local folder for tests and local mode, else None: use the shipped archive
+    conf_dir: str | None = None
+    model_dir: str | None = None
+
+    @property
+    def cache_key(self) -> str:
+        return hashlib.sha256(repr(self).encode()).hexdigest()
+
+
+def _shipped(name: str) -> Path:
+    from pyspark import SparkFiles
+
+    return Path(SparkFiles.get(name))
+
+
+def _resolve(spec: PipelineSpec) -> tuple[Path, Path]:
+    conf = Path(spec.conf_dir) if spec.conf_dir else _shipped(CONF_ARCHIVE)
+    model = Path(spec.model_dir) if spec.model_dir else _shipped(MODEL_ARCHIVE)
+    return conf / "deid.yaml", model
+
+
+_lock = threading.Lock()
+_cache: dict[str, DeidPipeline] = {}
+
+
+def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: bytes | None) -> DeidPipeline:
+    """The cached pipeline of this worker for `spec`; built on first use."""
+    ident = spec.cache_key + hashlib.sha256(dictionary_bytes).hexdigest()[:16]
+    if key_material is not None:
+        ident += SecretKey(key_material).fingerprint
+    with _lock:
+        pipe = _cache.get(ident)
+        if pipe is None:
+            config_file, model_dir = _resolve(spec)
+            cfg = load_config(config_file)
+            artifact = DictionaryArtifact.from_bytes(dictionary_bytes)
+            policy = load_policy(spec.policy, cfg.replacement.policies_dir)
+            key = SecretKey(key_material) if key_material is not None else None
+            pipe = DeidPipeline.build(cfg, policy, key, method=Method(spec.method), artifact=artifact,
+                                      model_dir=model_dir)
+            _cache[ident] = pipe
+        return pipe
