@@ -17,6 +17,7 @@ dictionary artifact and the key as broadcasts (see `udfs.runtime`).
 
 from __future__ import annotations
 
+import hashlib
 import shutil
 import tempfile
 import time
@@ -30,7 +31,7 @@ from pyspark.sql import functions as F
 from deid_core.config import load_config
 from deid_core.replace.keys import MissingKeyError, load_key
 from deid_core.replace.policy import load_policy
-from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
+from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows  # noqa: F401
 from udfs.deidentify_fields import OUTPUT_SCHEMA, deidentify_batches
 from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, PipelineSpec
 
@@ -70,15 +71,35 @@ def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, met
         # a profile given as a path travels inside the shipped configuration
         shutil.copyfile(_policy_file(policy, prof.name, cfg.replacement.policies_dir),
                         conf_copy / cfg.replacement.policies_dir.relative_to(conf_dir) / f"{prof.name}.yaml")
-        for name, folder in ((CONF_ARCHIVE, conf_copy), (MODEL_ARCHIVE, model)):
-            archive = shutil.make_archive(str(work / name), "zip", root_dir=folder)
-            sc.addArchive(f"{archive}#{name}")
-        spec = PipelineSpec(method=method, policy=prof.name)
+        names = {}
+        for base, folder in ((CONF_ARCHIVE, conf_copy), (MODEL_ARCHIVE, model)):
+            digest = _folder_digest(folder)
+            name = f"{base}_{digest}"
+            names[base] = name
+            if name not in _shipped_archives(sc):
+                archive = shutil.make_archive(str(work / name), "zip", root_dir=folder)
+                sc.addArchive(f"{archive}#{name}")
+        spec = PipelineSpec(method=method, policy=prof.name, conf_archive=names[CONF_ARCHIVE],
+                            model_archive=names[MODEL_ARCHIVE])
     else:
         spec = PipelineSpec(method=method, policy=policy or prof.name, conf_dir=str(conf_dir), model_dir=str(model))
     dictionary_bc = sc.broadcast(Path(cfg.dictionaries.artifact).read_bytes())
     key_bc = sc.broadcast(key.material) if key is not None else None
     return JobContext(spec, dictionary_bc, key_bc)
+
+
+def _folder_digest(folder: Path) -> str:
+    """A short hash of a folder's files (names and contents)."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
+        h.update(str(f.relative_to(folder)).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+def _shipped_archives(sc: object) -> set[str]:
+    """Archive names this SparkContext already ships (adding one twice is refused or ignored)."""
+    listed = getattr(sc, "listArchives", [])
+    return {str(a).rsplit("#", 1)[-1].rsplit("/", 1)[-1].removesuffix(".zip") for a in listed}
 
 
 def _policy_file(policy: str | None, name: str, policies_dir: Path) -> Path:
@@ -109,8 +130,12 @@ def deidentify_fields(fields: DataFrame, ctx: JobContext, partitions: int) -> Da
 
 
 def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[int, int]:
-    """MERGE into silver, failed rows also into quarantine; returns (rows, failed)."""
-    out = latest_per_key(out, SILVER_KEY, ["input_sha256"]).persist()
+    """MERGE into silver, failed rows also into quarantine; returns (rows, failed).
+
+    `out` has one row per key: bronze has one row per (case id, version) and
+    field paths are unique within a report (streams dedupe reports first).
+    """
+    out = out.persist()
     try:
         merge(spark, out, tables.silver, SILVER_KEY, changed=_CHANGED)
         failed = out.filter("status = 'failed'")
@@ -201,7 +226,15 @@ def main(
     else:
         run_stream(spark, t, ctx, max_files_per_trigger)
         typer.echo("deidentify (stream): caught up with bronze")
-    typer.echo(f"summary: {summary(spark, t)}; {time.perf_counter() - t0:.1f}s")
+    s = summary(spark, t)
+    typer.echo(f"reports in bronze:     {s.get('reports', 0)}")
+    typer.echo(f"fields in silver:      {s.get('fields', 0)} ({s.get('failed_fields', 0)} failed, fully masked)")
+    quarantined = s.get("quarantined") or {}
+    typer.echo("quarantined rows:      " + (", ".join(f"{k} {v}" for k, v in sorted(quarantined.items())) or "none"))
+    spans = s.get("spans_by_label") or {}
+    typer.echo("replaced by category:  " + (", ".join(f"{k} {v}" for k, v in spans.items()) or "none"))
+    typer.echo(f"tables:                {t.root} (bronze_reports, silver_fields, quarantine)")
+    typer.echo(f"wall time:             {time.perf_counter() - t0:.1f}s")
 
 
 if __name__ == "__main__":

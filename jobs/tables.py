@@ -3,8 +3,10 @@
 Layout under one root folder (a lakehouse schema in production):
 bronze_reports (one row per report version), silver_fields (one row per
 de-identified field), quarantine (what could not be ingested or processed).
-Every write is a MERGE on the table's key, so a re-run or a restarted
-stream never duplicates rows, and a row only changes when its content does.
+Every write is a MERGE on the table's key (a plain append while the table
+is still empty), so a re-run or a restarted stream never duplicates rows,
+and a row only changes when its content does. One writer per table at a
+time is assumed (the jobs are scheduled, not concurrent).
 """
 
 from __future__ import annotations
@@ -76,6 +78,12 @@ def create_if_missing(spark: SparkSession, path: str, schema: StructType, change
     builder.execute()
 
 
+def _is_empty(spark: SparkSession, path: str) -> bool:
+    from delta.tables import DeltaTable
+
+    return int(DeltaTable.forPath(spark, path).detail().select("numFiles").first()[0]) == 0
+
+
 def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
           changed: list[str] | None = None, change_feed: bool = False) -> None:
     """Insert new keys; update a matched row only if one of `changed` differs (null-safe).
@@ -85,6 +93,11 @@ def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
     from delta.tables import DeltaTable
 
     create_if_missing(spark, path, df.schema, change_feed)
+    if _is_empty(spark, path):
+        # nothing to match yet (the first backfill): an append is the same
+        # result without MERGE's join, about 7 s less per run here
+        df.write.format("delta").mode("append").save(path)
+        return
     target = DeltaTable.forPath(spark, path).alias("t")
     cond = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
     m = target.merge(df.alias("s"), cond)

@@ -28,8 +28,10 @@ from udfs.runtime import PipelineSpec, pipeline_for
 
 log = logging.getLogger(__name__)
 
-#: rows per detector call: bounded memory, enough to fill network batches
+#: texts per detector call: bounded memory, enough to fill network batches
 CHUNK = 64
+#: structured values per chunk (a failing chunk is masked whole)
+VALUE_CHUNK = 1024
 
 _OUTPUT: tuple[tuple[str, str], ...] = (
     ("case_id", "string"), ("version", "string"), ("field", "string"), ("kind", "string"),
@@ -122,10 +124,15 @@ def deidentify_batches(
         except Exception as exc:  # noqa: BLE001 - fail closed: mask everything
             log.error("pipeline could not be loaded (%s); rows fully masked", type(exc).__name__)  # phi-safe
         for batch in batches:
-            batch = batch.assign(_len=batch["text"].fillna("").str.len()).sort_values("_len", kind="stable")
+            # texts sorted by length, in chunks of CHUNK texts (full network batches);
+            # structured values are cheap and go in larger chunks after them
+            texts = batch[batch["kind"] == "text"]
+            texts = texts.assign(_len=texts["text"].fillna("").str.len()).sort_values("_len", kind="stable")
+            values = batch[batch["kind"] != "text"]
+            chunks = [texts.iloc[i : i + CHUNK] for i in range(0, len(texts), CHUNK)]
+            chunks += [values.iloc[i : i + VALUE_CHUNK] for i in range(0, len(values), VALUE_CHUNK)]
             out: list[dict[str, Any]] = []
-            for start in range(0, len(batch), CHUNK):
-                chunk = batch.iloc[start : start + CHUNK]
+            for chunk in chunks:
                 if pipe is None:
                     out += _failed_rows(chunk, E_LOAD, versions, 0.0)
                     continue

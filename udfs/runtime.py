@@ -38,6 +38,10 @@ class PipelineSpec:
     #: a local folder for tests and local mode, else None: use the shipped archive
     conf_dir: str | None = None
     model_dir: str | None = None
+    #: names of the shipped archives; they carry a content hash, so a new model or
+    #: configuration is a new archive and never a stale cached pipeline
+    conf_archive: str = CONF_ARCHIVE
+    model_archive: str = MODEL_ARCHIVE
 
     @property
     def cache_key(self) -> str:
@@ -51,8 +55,8 @@ def _shipped(name: str) -> Path:
 
 
 def _resolve(spec: PipelineSpec) -> tuple[Path, Path]:
-    conf = Path(spec.conf_dir) if spec.conf_dir else _shipped(CONF_ARCHIVE)
-    model = Path(spec.model_dir) if spec.model_dir else _shipped(MODEL_ARCHIVE)
+    conf = Path(spec.conf_dir) if spec.conf_dir else _shipped(spec.conf_archive)
+    model = Path(spec.model_dir) if spec.model_dir else _shipped(spec.model_archive)
     return conf / "deid.yaml", model
 
 

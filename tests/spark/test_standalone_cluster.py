@@ -49,5 +49,5 @@ def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path) ->
         assert run.returncode == 0, run.stderr[-3000:]
     assert "0 failed" in run.stdout
     # the executors ran in the workers' own folders, where the shipped archives were unpacked
-    unpacked = list(logs.glob("work*/app-*/*/deid_model"))
+    unpacked = list(logs.glob("work*/app-*/*/deid_model_*"))
     assert unpacked, "the model archive did not reach the executors"
