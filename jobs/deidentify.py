@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from deid_core.config import load_config
 from deid_core.replace.keys import MissingKeyError, load_key
 from deid_core.replace.policy import load_policy
-from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows  # noqa: F401
+from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
 from udfs.deidentify_fields import OUTPUT_SCHEMA, deidentify_batches
 from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, PipelineSpec
 
