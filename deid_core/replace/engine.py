@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import regex as re
 
 from deid_core.config import DeidConfig
-from deid_core.render import replacement as tag_for
+from deid_core.render import replacement as tag_for, splice
 from deid_core.replace.e2b_dates import is_e2b_date, shift_e2b_date
 from deid_core.replace.dates import document_order, parse_date, reference_year_of, shift_date_text
 from deid_core.replace.entities import Entity, build_entities
@@ -260,11 +260,4 @@ def _with_phone_prefix(text: str, e: Entity) -> Entity:
 
 
 def _render(text: str, replacements: Sequence[Replacement]) -> str:
-    parts: list[str] = []
-    pos = 0
-    for r in replacements:  # in text order, non-overlapping (entities are)
-        parts.append(text[pos : r.start])
-        parts.append(r.replacement)
-        pos = r.end
-    parts.append(text[pos:])
-    return "".join(parts)
+    return splice(text, ((r.start, r.end, r.replacement) for r in replacements))
