@@ -12,7 +12,8 @@ JARS_DIR    := $(CACHE)/jars
 DICT        := build/dictionaries/deid_dictionaries.json.gz
 SAMPLES     := data/samples/narratives.jsonl
 SAMPLES_OUT := out/samples_deid.jsonl
-DEB_PKGS    := wordnet-base hunspell-en-med wamerican wamerican-small
+# chromium: the QA report screenshot test renders the HTML headless
+DEB_PKGS    := wordnet-base hunspell-en-med wamerican wamerican-small chromium
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -25,11 +26,15 @@ VARIANTS    := build/variants
 # the variant comparison trains each variant on the same reduced budget
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
-.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants clean
+.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants clean \
+        airflow-setup qa-sample qa-review publish airflow-nightly
 
 help:
 	@echo "make run    - set up, generate sample E2B reports, ingest them to Delta and de-identify them"
 	@echo "make test   - set up and run the tests"
+	@echo "make airflow-setup - Airflow 3 in its own virtualenv ($(AF_VENV)) for the DAGs in airflow_dags/"
+	@echo "make qa-review / make publish - read reviewers' marks back / publish through the QA gate"
+	@echo "make airflow-nightly - run the nightly DAG once (airflow dags test) on the sample reports"
 	@echo "make bench  - accuracy, throughput and replacement benchmarks (needs ../shared/data)"
 	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores"
 	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
@@ -57,6 +62,24 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	@touch $@
 
 venv: $(VENV)/.installed
+
+# Airflow gets its own virtualenv: its pins (pyarrow, pandas, ...) would
+# clash with the Spark/TensorFlow/petastorm set. The DAGs run the jobs in
+# the project's interpreter through spark-submit.
+AF_VENV := .venv-airflow
+AIRFLOW := airflow_dags/airflow.sh
+
+$(AF_VENV)/.installed: requirements-airflow.lock
+	@command -v $(PYTHON_BOOT) >/dev/null || { echo "$(PYTHON_BOOT) not found"; exit 1; }
+	$(PYTHON_BOOT) -m venv $(AF_VENV)
+	$(AF_VENV)/bin/python -m pip install -q --disable-pip-version-check -r requirements-airflow.lock
+	@touch $@
+
+# where annotators drop new gold JSONL for the model-refresh DAG
+data/annotations:
+	mkdir -p $@
+
+airflow-setup: $(AF_VENV)/.installed data/annotations
 
 $(JARS_DIR)/.fetched: conf/maven/pom.xml $(CACHE)/system-deps.stamp
 	mvn -q -B -f conf/maven/pom.xml dependency:copy-dependencies \
@@ -100,8 +123,21 @@ KEY_ARG = $(if $(DEID_SECRET_KEY),,--key-file $(DEMO_KEY))
 run: setup $(E2B_SAMPLES)/.generated $(if $(DEID_SECRET_KEY),,$(DEMO_KEY))
 	$(PY) -m jobs.ingest_e2b --input $(E2B_SAMPLES) --tables $(LAKEHOUSE)
 	$(PY) -m jobs.deidentify --tables $(LAKEHOUSE) --mode batch $(KEY_ARG)
+	$(PY) -m jobs.qa_sample --tables $(LAKEHOUSE) --run-id $$(date -u +%F)
 
-test: setup
+# reviewers' marked files in build/qa/inbox -> QA rates; then the gated publish
+qa-review: setup
+	$(PY) -m jobs.qa_ingest_review --tables $(LAKEHOUSE)
+
+publish: setup
+	$(PY) -m jobs.publish --tables $(LAKEHOUSE) --run-id $$(date -u +%F)
+
+# the nightly DAG once, on the sample reports (its publish fails until a QA sample is reviewed)
+airflow-nightly: setup airflow-setup $(E2B_SAMPLES)/.generated $(DEMO_KEY)
+	mkdir -p data/landing && ln -sfn $(abspath $(E2B_SAMPLES)) data/landing/$$(date -u +%F)
+	$(AIRFLOW) dags test deid_nightly $$(date -u +%F)
+
+test: setup airflow-setup
 	$(PY) -m pytest -q
 
 bench: setup

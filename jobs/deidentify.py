@@ -28,7 +28,7 @@ import typer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deid_core.config import load_config
+from deid_core.config import DeidConfig, load_config
 from deid_core.replace.keys import MissingKeyError, load_key
 from deid_core.replace.policy import load_policy
 from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
@@ -62,7 +62,7 @@ def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, met
     prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
     key = load_key(key_file) if prof.needs_key or key_file is not None else None
     conf_dir = (config or REPO / "conf" / "deid.yaml").resolve().parent
-    model = (model_dir or cfg.deep.model_dir).resolve()
+    model = (model_dir or model_in_use(cfg)).resolve()
     sc = spark.sparkContext
     if ship:
         work = Path(tempfile.mkdtemp(prefix="deid-ship-"))
@@ -86,6 +86,18 @@ def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, met
     dictionary_bc = sc.broadcast(Path(cfg.dictionaries.artifact).read_bytes())
     key_bc = sc.broadcast(key.material) if key is not None else None
     return JobContext(spec, dictionary_bc, key_bc)
+
+
+def model_in_use(cfg: DeidConfig) -> Path:
+    """The model the registry promoted last (conf/model_refresh.yaml), else the configured default.
+
+    A rollback in the registry therefore takes effect at the next run
+    without any change to the job or its configuration.
+    """
+    from deid_core.deep.refresh_config import load_refresh_config
+    from deid_core.deep.registry import current_model_dir
+
+    return current_model_dir(load_refresh_config().registry_dir, cfg.deep.model_dir)
 
 
 def _folder_digest(folder: Path) -> str:

@@ -29,7 +29,7 @@ app = typer.Typer(add_completion=False, help=__doc__)
 E_DUPLICATE = "E_DUPLICATE"
 
 _BRONZE_COLUMNS = ("case_id", "version", "format", "report_id", "received_date", "sender", "file_sha256",
-                   "content_sha256", "source_file", "ingest_time", "text_fields", "structured_fields")
+                   "content_sha256", "source_file", "ingest_time", "text_fields", "structured_fields", "country")
 
 
 @dataclass(frozen=True)
@@ -89,9 +89,14 @@ def main(
     input: str = typer.Option(..., "--input", help="folder (searched recursively) or glob of E2B XML files"),
     tables: Path = typer.Option(Path("build/lakehouse"), "--tables", help="root folder of the Delta tables"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
+    missing_ok: bool = typer.Option(False, "--missing-ok",
+                                    help="a missing input folder means nothing landed (a quiet night), not an error"),
 ) -> None:
     from jobs.spark_session import delta_session
 
+    if missing_ok and not any(c in input for c in "*?[") and "://" not in input and not Path(input).exists():
+        typer.echo(f"ingest: nothing landed ({input} does not exist)")
+        return
     spark = delta_session("deid-ingest-e2b", master=master)
     stats = ingest(spark, input, Tables(tables.resolve()))
     typer.echo(f"ingest: {stats.files} files, {stats.reports} report versions, "

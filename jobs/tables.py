@@ -2,7 +2,9 @@
 
 Layout under one root folder (a lakehouse schema in production):
 bronze_reports (one row per report version), silver_fields (one row per
-de-identified field), quarantine (what could not be ingested or processed).
+de-identified field), quarantine (what could not be ingested or processed),
+published_reports (gold: what passed the QA gate) with its publish_log, and
+the QA tables qa_sample_items, qa_review_items and qa_metrics.
 Every write is a MERGE on the table's key (a plain append while the table
 is still empty), so a re-run or a restarted stream never duplicates rows,
 and a row only changes when its content does. One writer per table at a
@@ -27,7 +29,7 @@ BRONZE_SCHEMA = (
     "case_id string, version string, format string, report_id string, received_date string, sender string, "
     "file_sha256 string, content_sha256 string, source_file string, ingest_time timestamp, "
     "text_fields array<struct<path:string,text:string>>, "
-    "structured_fields array<struct<path:string,label:string,value:string>>"
+    "structured_fields array<struct<path:string,label:string,value:string>>, country string"
 )
 QUARANTINE_SCHEMA = (
     "stage string, source_file string, case_id string, version string, field string, "
@@ -54,6 +56,30 @@ class Tables:
     @property
     def checkpoint(self) -> str:
         return str(self.root / "_checkpoints" / "deidentify")
+
+    @property
+    def published(self) -> str:
+        """Gold: one de-identified report per (case id, version), written only through the gate."""
+        return str(self.root / "published_reports")
+
+    @property
+    def publish_log(self) -> str:
+        return str(self.root / "publish_log")
+
+    @property
+    def qa_sample_items(self) -> str:
+        """What each QA sample holds (ids, versions, strata; never text)."""
+        return str(self.root / "qa_sample_items")
+
+    @property
+    def qa_review_items(self) -> str:
+        """Reviewers' verdicts per item: token counts and mark offsets (never text)."""
+        return str(self.root / "qa_review_items")
+
+    @property
+    def qa_metrics(self) -> str:
+        """Residual-PHI and over-masking rates with upper bounds, per sample and model version."""
+        return str(self.root / "qa_metrics")
 
 
 def exists(spark: SparkSession, path: str) -> bool:
@@ -96,11 +122,12 @@ def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
     if _is_empty(spark, path):
         # nothing to match yet (the first backfill): an append is the same
         # result without MERGE's join, about 7 s less per run here
-        df.write.format("delta").mode("append").save(path)
+        df.write.format("delta").mode("append").option("mergeSchema", "true").save(path)
         return
     target = DeltaTable.forPath(spark, path).alias("t")
     cond = " AND ".join(f"t.`{k}` = s.`{k}`" for k in keys)
-    m = target.merge(df.alias("s"), cond)
+    # a column added by a later release (bronze's country) joins existing tables
+    m = target.merge(df.alias("s"), cond).withSchemaEvolution()
     if changed:
         differs = " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in changed)
         m = m.whenMatchedUpdateAll(condition=differs)

@@ -26,7 +26,7 @@ _OUTPUT: tuple[tuple[str, str], ...] = (
     ("source_file", "string"), ("ingest_time", "timestamp"),
     ("text_fields", "array<struct<path:string,text:string>>"),
     ("structured_fields", "array<struct<path:string,label:string,value:string>>"),
-    ("error_code", "string"), ("reason", "string"),
+    ("error_code", "string"), ("reason", "string"), ("country", "string"),
 )
 _COLUMNS = [n for n, _ in _OUTPUT]
 OUTPUT_SCHEMA = ", ".join(f"{n} {t}" for n, t in _OUTPUT)
@@ -76,7 +76,7 @@ def parse_file(uri: str, now: datetime) -> list[dict[str, Any]]:
             "content_sha256": _content_hash(r), "source_file": uri, "ingest_time": now,
             "text_fields": [{"path": f.path, "text": f.text} for f in r.text_fields],
             "structured_fields": [{"path": f.path, "label": f.label, "value": f.value} for f in r.structured_fields],
-            "error_code": None, "reason": None,
+            "error_code": None, "reason": None, "country": r.country,
         }
         for r in reports
     ]

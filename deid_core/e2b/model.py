@@ -72,6 +72,9 @@ class Report:
     ``report_id`` is the sender's own id for the report, kept for tracing.
     ``received_date`` is the date of the most recent information, exactly as
     written (E2B date digits such as ``"20140112"``), or None.
+    ``country`` is the ISO 3166 code of the country where the reaction
+    occurred, else of the primary source (QA samples are stratified by it;
+    a country code alone does not identify anyone, so it is kept).
     """
 
     case_id: str
@@ -82,6 +85,7 @@ class Report:
     sender: str | None
     text_fields: tuple[TextField, ...]
     structured_fields: tuple[StructuredField, ...]
+    country: str | None = None
 
     def text(self, path: str) -> str | None:
         """The text of the free-text field at ``path``, or None."""

@@ -96,7 +96,21 @@ def extract_r2(report: Element) -> Report:
         sender=_sender_name(report),
         text_fields=out.text_fields,
         structured_fields=out.structured_fields,
+        country=_country(report),
     )
+
+
+def _country(report: Element) -> str | None:
+    """A.1.2 ``occurcountry``, else A.1.1 ``primarysourcecountry``, else the first reporter's."""
+    for name in ("occurcountry", "primarysourcecountry"):
+        found = _leaf(report, name)
+        if found:
+            return found.upper()
+    for el in report.iter("{*}reportercountry"):
+        found = stripped_text(el)
+        if found:
+            return found.upper()
+    return None
 
 
 def _leaf(el: Element, name: str) -> str | None:

@@ -87,6 +87,10 @@ from deid_core.e2b.xmlnav import (
 )
 
 
+#: ISO 3166-1 alpha-2 code system OID used by E2B(R3)
+_ISO_COUNTRY_CS = "1.0.3166.1.2.2"
+
+
 def extract_r3(message: Element) -> Report:
     """The report in one ``PORR_IN049016UV`` message (raises :class:`E2BParseError`)."""
     ie = find(message, "controlActProcess/subject/investigationEvent")
@@ -130,7 +134,16 @@ def extract_r3(message: Element) -> Report:
         sender=sender,
         text_fields=f.out.text_fields,
         structured_fields=f.out.structured_fields,
+        country=_country(ie),
     )
+
+
+def _country(ie: Element) -> str | None:
+    """The first ISO 3166 country code in the report (the primary source's comes first in R3 order)."""
+    for el in ie.iter("{*}code"):
+        if el.get("codeSystem") == _ISO_COUNTRY_CS and el.get("code"):
+            return str(el.get("code")).strip().upper() or None
+    return None
 
 
 def _ids(ie: Element) -> tuple[str, str]:

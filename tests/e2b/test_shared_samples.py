@@ -102,6 +102,7 @@ def test_faers_scenario1(shared_data: Path) -> None:
     assert r.version == "20140714151617-0500"  # C.1.2
     assert r.received_date == "20220614101010-0500"  # C.1.5
     assert r.sender == "Big Pharma Drug"
+    assert r.country == "US"
     narrative = r.text("narrative")
     assert narrative is not None and narrative.startswith("Case Narrative Including Clinical Course")
     assert (r.text("reporter_comment") or "").startswith("Repoeter")
@@ -170,6 +171,7 @@ def test_ich_example1(shared_data: Path) -> None:
     assert r.version == "20120720100001+09"
     assert r.received_date == "20101015"
     assert r.sender == "Daiichi Sankyo Company, Limited"
+    assert r.country == "JP"
     assert (r.text("narrative") or "").startswith("An 81-year-old")
     assert r.value("patient.initials") == "T.O."
     assert r.value("patient.birth_date") == "19260412"
@@ -184,6 +186,7 @@ def test_ich_example_hl7_2_masked_patient_and_parent(shared_data: Path) -> None:
     r = _one(shared_data, "r3_ich_examples/example_hl7_2.xml")
     assert r.case_id == "CA-HEALTHCANVIG-000123456"
     assert r.report_id == "CA-HCPOSTMARKET-F000789012"
+    assert r.country == "CA"
     assert r.value("patient.initials") is None  # nullFlavor="MSK"
     assert r.value("parent.initials") == "Father"
     assert (r.text("reaction_for_translation[0]") or "").startswith("appears to be psoriasis")

@@ -63,6 +63,8 @@ def _common_checks(report: Report, plan: SyntheticReport) -> None:
     assert report.value("sender.email") == case.sender.email
     paths = [f.path for f in report.text_fields] + [f.path for f in report.structured_fields]
     assert len(paths) == len(set(paths))
+    # the QA sample is stratified by country (R2 occurcountry, R3 the first ISO 3166 code)
+    assert report.country == case.country
 
 
 def test_r3_round_trip(plans: list[SyntheticReport], r3_reports: list[Report]) -> None:

@@ -1,0 +1,78 @@
+"""Task factories: every job runs in the project's interpreter, never in Airflow's.
+
+Spark jobs go through `SparkSubmitOperator` with the connection of
+`spark_conn_id` (its host is the master: local[*], spark://..., yarn), the
+Delta JARs and the project's Python for driver and executors. Other steps
+(model training and evaluation) run as shell commands of the project's
+interpreter.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from deid_airflow.alerts import failure_callbacks
+from deid_airflow.settings import AirflowSettings, DagCommon
+
+
+def default_args(s: AirflowSettings, dag: DagCommon) -> dict[str, Any]:
+    return {
+        "owner": "deid",
+        "retries": dag.retries,
+        "retry_delay": timedelta(minutes=dag.retry_delay_minutes),
+        "execution_timeout": timedelta(minutes=dag.execution_timeout_minutes),
+        "on_failure_callback": failure_callbacks(
+            s.path(dag.alerts.log_file) if dag.alerts.log_file else None, dag.alerts.email),
+    }
+
+
+def job_env(s: AirflowSettings) -> dict[str, str]:
+    python = s.path(s.python)
+    env = {
+        "PYSPARK_PYTHON": python,
+        "PYSPARK_DRIVER_PYTHON": python,
+        "PATH": s.path(s.spark_bin_dir) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"),
+        "DEID_JARS_DIR": s.path(s.jars_dir),
+        "DEID_CONFIG": s.path(s.deid_config),
+        "DEID_QA_CONFIG": s.path(s.qa_config),
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+    }
+    if s.key_variable:
+        # rendered at run time from Airflow's secrets backend; Airflow masks it in logs
+        env["DEID_SECRET_KEY"] = "{{ var.value.%s }}" % s.key_variable
+    return env
+
+
+def delta_jars(s: AirflowSettings) -> str:
+    jars = sorted(Path(s.path(s.jars_dir)).glob("delta-*.jar"))
+    if not jars:
+        raise FileNotFoundError(f"no Delta JARs in {s.path(s.jars_dir)}: run `make jars` in the project")
+    return ",".join(str(j) for j in jars)
+
+
+def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> Any:
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+
+    python = s.path(s.python)
+    return SparkSubmitOperator(
+        task_id=task_id,
+        application=str(s.project_dir / "jobs" / f"{job}.py"),
+        application_args=args,
+        conn_id=s.spark_conn_id,
+        jars=delta_jars(s),
+        conf={**s.spark_conf, "spark.pyspark.python": python, "spark.pyspark.driver.python": python},
+        env_vars=job_env(s),
+        name=f"deid-{task_id}",
+        verbose=False,
+    )
+
+
+def project_command(s: AirflowSettings, task_id: str, module: str, args: list[str]) -> Any:
+    from airflow.providers.standard.operators.bash import BashOperator
+    import shlex
+
+    cmd = " ".join(shlex.quote(a) for a in [s.path(s.python), "-m", module, *args])
+    return BashOperator(task_id=task_id, bash_command=cmd, cwd=str(s.project_dir), env=job_env(s), append_env=True)
