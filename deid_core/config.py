@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -307,32 +307,48 @@ def _resolve_paths(node: object, base: Path) -> object:
     return node
 
 
-def config_path(explicit: Path | None = None) -> Path:
-    """The config file to use: explicit argument, then $DEID_CONFIG, then the repo's."""
+def chosen_file(explicit: Path | None, env_var: str, default: Path) -> Path:
+    """The file to use: an explicit argument, then the environment variable, then the repository's."""
     if explicit is not None:
         return explicit
-    env = os.environ.get(CONFIG_ENV)
-    return Path(env) if env else DEFAULT_CONFIG
+    env = os.environ.get(env_var)
+    return Path(env) if env else default
+
+
+def config_path(explicit: Path | None = None) -> Path:
+    """The config file to use: explicit argument, then $DEID_CONFIG, then the repo's."""
+    return chosen_file(explicit, CONFIG_ENV, DEFAULT_CONFIG)
+
+
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
+def load_yaml_model(path: Path, model: type[_Model], what: str) -> _Model:
+    """Read a YAML file, validate it as `model`, and make its relative paths absolute against its folder.
+
+    The one loader of every configuration file (engine, QA, model refresh),
+    so that each fails the same way: a ConfigError naming the file and why.
+    """
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{what} not found: {path}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{what} {path} must hold a mapping")
+    try:
+        cfg = model.model_validate(raw)
+    except ValueError as exc:
+        raise ConfigError(f"{what} {path} is invalid:\n{exc}") from exc
+    resolved = _resolve_paths(cfg, path.resolve().parent)
+    assert isinstance(resolved, model)
+    return resolved
 
 
 def load_config(path: Path | None = None) -> DeidConfig:
     """Read and validate the YAML config; relative paths are relative to its folder."""
-    p = config_path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"config file not found: {p}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {p} is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"config file {p} must hold a mapping")
-    try:
-        cfg = DeidConfig.model_validate(raw)
-    except ValueError as exc:
-        raise ConfigError(f"config file {p} is invalid:\n{exc}") from exc
-    resolved = _resolve_paths(cfg, p.resolve().parent)
-    assert isinstance(resolved, DeidConfig)
-    return resolved
+    return load_yaml_model(config_path(path), DeidConfig, "config file")
 
 
 class ConfigError(ValueError):

@@ -73,7 +73,7 @@ class Tables:
 
     @property
     def qa_review_items(self) -> str:
-        """Reviewers' verdicts per item: token counts and mark offsets (never text)."""
+        """Reviewers' verdicts per item: reviewer and token counts (never text)."""
         return str(self.root / "qa_review_items")
 
     @property

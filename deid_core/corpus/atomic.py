@@ -15,8 +15,11 @@ from typing import IO
 
 
 @contextlib.contextmanager
-def atomic_text_writer(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]:
-    """Yield a file in the target folder; rename it into place only on success."""
+def atomic_text_writer(path: Path, encoding: str = "utf-8", mode: int = 0o644) -> Iterator[IO[str]]:
+    """Yield a file in the target folder; rename it into place only on success.
+
+    `mode` 0o600 for files that hold original text (QA samples).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -25,7 +28,7 @@ def atomic_text_writer(path: Path, encoding: str = "utf-8") -> Iterator[IO[str]]
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -9,12 +9,10 @@ margin must fail at start-up, not quietly let a weaker model through.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from deid_core.config import (
@@ -27,7 +25,9 @@ from deid_core.config import (
     VocabularyConfig,
     _resolve_paths,
     _Strict,
+    chosen_file,
     load_config,
+    load_yaml_model,
 )
 
 DEFAULT_REFRESH_CONFIG = PROJECT_ROOT / "conf" / "model_refresh.yaml"
@@ -182,29 +182,12 @@ class RefreshConfig(_Strict):
 
 def refresh_config_path(explicit: Path | None = None) -> Path:
     """Explicit argument, then $DEID_MODEL_REFRESH_CONFIG, then the repository's."""
-    if explicit is not None:
-        return explicit
-    env = os.environ.get(REFRESH_CONFIG_ENV)
-    return Path(env) if env else DEFAULT_REFRESH_CONFIG
+    return chosen_file(explicit, REFRESH_CONFIG_ENV, DEFAULT_REFRESH_CONFIG)
 
 
 def load_refresh_config(path: Path | None = None) -> RefreshConfig:
     """Read and validate the YAML; relative paths are relative to its folder."""
     p = refresh_config_path(path)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"model refresh config not found: {p}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"model refresh config {p} is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ConfigError(f"model refresh config {p} must hold a mapping")
-    try:
-        rc = RefreshConfig.model_validate(raw)
-    except ValueError as exc:
-        raise ConfigError(f"model refresh config {p} is invalid:\n{exc}") from exc
-    base = p.resolve().parent
-    resolved = _resolve_paths(rc, base)
-    assert isinstance(resolved, RefreshConfig)
-    resolved._source_dir = base
+    resolved = load_yaml_model(p, RefreshConfig, "model refresh config")
+    resolved._source_dir = p.resolve().parent
     return resolved

@@ -99,18 +99,11 @@ def current_model_dir(registry_dir: Path, fallback: Path) -> Path:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    # imported here: reading the pointer (`current_model_dir`) stays standard-library only
+    from deid_core.corpus.atomic import atomic_text_writer
+
+    with atomic_text_writer(path) as fh:
+        fh.write(text)
 
 
 def _sha256(path: Path) -> str:

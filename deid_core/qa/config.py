@@ -7,14 +7,12 @@ re-versioning, the engine's configuration.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from deid_core.config import ConfigError
+from deid_core.config import chosen_file, load_yaml_model
 
 QA_CONFIG_ENV = "DEID_QA_CONFIG"
 DEFAULT_QA_CONFIG = Path(__file__).resolve().parent.parent.parent / "conf" / "qa.yaml"
@@ -66,16 +64,4 @@ class QaConfig(_Strict):
 
 def load_qa_config(path: Path | None = None) -> QaConfig:
     """Read and validate; `path`, else $DEID_QA_CONFIG, else conf/qa.yaml."""
-    p = path or Path(os.environ.get(QA_CONFIG_ENV) or DEFAULT_QA_CONFIG)
-    try:
-        raw = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ConfigError(f"QA config file not found: {p}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"QA config file {p} is not valid YAML: {exc}") from exc
-    try:
-        cfg = QaConfig.model_validate(raw)
-    except ValueError as exc:
-        raise ConfigError(f"QA config file {p} is invalid:\n{exc}") from exc
-    qa_dir = cfg.qa_dir if cfg.qa_dir.is_absolute() else (p.resolve().parent / cfg.qa_dir).resolve()
-    return cfg.model_copy(update={"qa_dir": qa_dir})
+    return load_yaml_model(chosen_file(path, QA_CONFIG_ENV, DEFAULT_QA_CONFIG), QaConfig, "QA config file")

@@ -20,11 +20,9 @@ import contextlib
 import difflib
 import hashlib
 import json
-import os
 import re
-import tempfile
 import textwrap
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -32,6 +30,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
+from deid_core.corpus.atomic import atomic_text_writer
 from deid_core.qa.items import ReviewItem
 from deid_core.qa.stats import clopper_pearson_upper
 from deid_core.text.tokenize import tokenize
@@ -209,22 +208,9 @@ def template_record(item: ReviewItem) -> dict[str, Any]:
     }
 
 
-@contextlib.contextmanager
-def private_text_writer(path: Path) -> Iterator[IO[str]]:
-    """Like `corpus.atomic.atomic_text_writer`, but owner-only (0600): QA files hold original text."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            yield fh
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def private_text_writer(path: Path) -> contextlib.AbstractContextManager[IO[str]]:
+    """An all-or-nothing writer readable by its owner only (0600): QA files hold original text."""
+    return atomic_text_writer(path, mode=0o600)
 
 
 def write_review_jsonl(items: Iterable[ReviewItem], path: Path) -> int:
