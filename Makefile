@@ -135,7 +135,7 @@ publish: setup
 # the nightly DAG once, on the sample reports (its publish fails until a QA sample is reviewed)
 airflow-nightly: setup airflow-setup $(E2B_SAMPLES)/.generated $(DEMO_KEY)
 	mkdir -p data/landing && ln -sfn $(abspath $(E2B_SAMPLES)) data/landing/$$(date -u +%F)
-	$(AIRFLOW) dags test deid_nightly $$(date -u +%F)
+	$(AIRFLOW) dags test deid_nightly $$(date -u +%F) || { echo "the DAG run did not finish: see above. Publish is refused until the model version's QA sample is reviewed (README: The QA review loop)"; exit 1; }
 
 test: setup airflow-setup
 	$(PY) -m pytest -q

@@ -10,9 +10,14 @@ interpreter.
 from __future__ import annotations
 
 import os
+import shlex
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk.exceptions import AirflowFailException
 
 from deid_airflow.alerts import failure_callbacks
 from deid_airflow.settings import AirflowSettings, DagCommon
@@ -53,11 +58,32 @@ def delta_jars(s: AirflowSettings) -> str:
     return ",".join(str(j) for j in jars)
 
 
-def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> Any:
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+#: job exit codes that no retry can change: 2 a configuration error (e.g. no
+#: key for a keyed policy), 3 the QA gate refused to publish
+NOT_RETRIED_EXIT_CODES = frozenset({2, 3})
 
+
+class DeidSparkSubmitOperator(SparkSubmitOperator):
+    """SparkSubmitOperator that fails without retries when the job says retrying is pointless.
+
+    A refused publish is a decision, not a transient error: retrying it
+    would only delay the alert (by the retry delay, for every retry).
+    """
+
+    def execute(self, context: Any) -> None:
+        try:
+            super().execute(context)
+        except Exception:
+            process = getattr(self._hook, "_submit_sp", None)
+            code = getattr(process, "returncode", None)
+            if code in NOT_RETRIED_EXIT_CODES:
+                raise AirflowFailException(f"the job exited with code {code}: not retried") from None
+            raise
+
+
+def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> Any:
     python = s.path(s.python)
-    return SparkSubmitOperator(
+    return DeidSparkSubmitOperator(
         task_id=task_id,
         application=str(s.project_dir / "jobs" / f"{job}.py"),
         application_args=args,
@@ -71,8 +97,5 @@ def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> An
 
 
 def project_command(s: AirflowSettings, task_id: str, module: str, args: list[str]) -> Any:
-    from airflow.providers.standard.operators.bash import BashOperator
-    import shlex
-
     cmd = " ".join(shlex.quote(a) for a in [s.path(s.python), "-m", module, *args])
     return BashOperator(task_id=task_id, bash_command=cmd, cwd=str(s.project_dir), env=job_env(s), append_env=True)

@@ -53,7 +53,7 @@ def test_dagbag_has_no_import_errors_and_the_expected_pipelines(af_python: Path,
     assert nightly["publish"]["down"] == []
     settings = yaml.safe_load((REPO / "conf" / "airflow.yaml").read_text())
     for task in nightly.values():
-        assert task["type"] == "SparkSubmitOperator"
+        assert task["type"] == "DeidSparkSubmitOperator"  # a SparkSubmitOperator that knows exit codes 2 and 3
         assert task["conn"] == settings["spark_conn_id"]
         assert task["retries"] == settings["nightly"]["retries"]
         assert task["callbacks"] >= 1  # the alert file is on by default

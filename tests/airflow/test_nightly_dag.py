@@ -48,7 +48,8 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
     settings = write_settings(
         tmp_path, tables=str(tmp_path / "lake"), qa_config=str(tmp_path / "qa.yaml"), key_file=str(key),
         spark_conf={"spark.driver.memory": "2g"},
-        nightly={"landing": str(tmp_path / "landing" / "{ds}"), "retries": 0,
+        # a retry would come after 3 s: the refused publish must not be retried at all
+        nightly={"landing": str(tmp_path / "landing" / "{ds}"), "retries": 1, "retry_delay_minutes": 0.05,
                  "alerts": {"email": [], "log_file": str(tmp_path / "alerts.jsonl")}},
     )
     env = airflow_env(tmp_path, settings)
@@ -58,7 +59,7 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
     assert states == {**{t: "success" for t in TASKS[:-1]}, "publish": "failed"}, first.stdout[-4000:]
     assert "gate: REFUSE" in first.stdout + first.stderr
     alerts = [json.loads(x) for x in (tmp_path / "alerts.jsonl").read_text().splitlines()]
-    assert [(a["dag_id"], a["task_id"]) for a in alerts] == [("deid_nightly", "publish")]
+    assert [(a["dag_id"], a["task_id"], a["try_number"]) for a in alerts] == [("deid_nightly", "publish", 1)]
     assert not (tmp_path / "lake" / "published_reports").exists()
 
     # the reviewer: every item of the sample reviewed, nothing missed
