@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -106,16 +105,10 @@ def _write_atomic(path: Path, text: str) -> None:
         fh.write(text)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _tree_hashes(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): _sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
+    from deid_core.deep.manifest import file_sha256  # write path only: reading the pointer stays stdlib-only
+
+    return {str(p.relative_to(root)): file_sha256(p) for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 class ModelRegistry:
@@ -195,7 +188,7 @@ class ModelRegistry:
             if target.exists():
                 existing = ModelManifest.read(target)
                 same = (existing.model_version == version and existing.thresholds == manifest.thresholds
-                        and _sha256(target / WEIGHTS_FILE) == _sha256(model_dir / WEIGHTS_FILE))
+                        and file_sha256(target / WEIGHTS_FILE) == file_sha256(model_dir / WEIGHTS_FILE))
                 if not same:
                     raise RegistryError(f"version {version} is already registered with other weights or thresholds")
                 return version
