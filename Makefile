@@ -36,7 +36,7 @@ help:
 	@echo "make qa-review / make publish - read reviewers' marks back / publish through the QA gate"
 	@echo "make airflow-nightly - run the nightly DAG once (airflow dags test) on the sample reports"
 	@echo "make bench  - accuracy, throughput and replacement benchmarks (needs ../shared/data)"
-	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores"
+	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores; ingest reports/s"
 	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
 
@@ -103,13 +103,17 @@ setup: system-deps venv jars dictionaries
 $(SAMPLES): | $(VENV)/.installed
 	$(PY) -m jobs.generate_samples narratives --n 200 --seed 7 --out $(SAMPLES)
 
-samples: $(SAMPLES) $(E2B_SAMPLES)/.generated
-
 E2B_SAMPLES := data/samples/e2b
+# the stamp lies beside the folder, not in it: every file in a landing folder is ingested or quarantined
+E2B_STAMP   := data/samples/.e2b-generated
+
+samples: $(SAMPLES) $(E2B_STAMP)
+
 LAKEHOUSE   := build/lakehouse
 DEMO_KEY    := build/secrets/demo.key
 
-$(E2B_SAMPLES)/.generated: | $(VENV)/.installed
+$(E2B_STAMP): | $(VENV)/.installed
+	rm -f $(E2B_SAMPLES)/.generated
 	$(PY) -m jobs.generate_samples e2b --n 120 --seed 7 --files 6 --out-dir $(E2B_SAMPLES)
 	@touch $@
 
@@ -120,7 +124,7 @@ $(DEMO_KEY):
 
 KEY_ARG = $(if $(DEID_SECRET_KEY),,--key-file $(DEMO_KEY))
 
-run: setup $(E2B_SAMPLES)/.generated $(if $(DEID_SECRET_KEY),,$(DEMO_KEY))
+run: setup $(E2B_STAMP) $(if $(DEID_SECRET_KEY),,$(DEMO_KEY))
 	$(PY) -m jobs.ingest_e2b --input $(E2B_SAMPLES) --tables $(LAKEHOUSE)
 	$(PY) -m jobs.deidentify --tables $(LAKEHOUSE) --mode batch $(KEY_ARG)
 	$(PY) -m jobs.qa_sample --tables $(LAKEHOUSE) --run-id $$(date -u +%F)
@@ -133,7 +137,7 @@ publish: setup
 	$(PY) -m jobs.publish --tables $(LAKEHOUSE) --run-id $$(date -u +%F)
 
 # the nightly DAG once, on the sample reports (its publish fails until a QA sample is reviewed)
-airflow-nightly: setup airflow-setup $(E2B_SAMPLES)/.generated $(DEMO_KEY)
+airflow-nightly: setup airflow-setup $(E2B_STAMP) $(DEMO_KEY)
 	mkdir -p data/landing && ln -sfn $(abspath $(E2B_SAMPLES)) data/landing/$$(date -u +%F)
 	$(AIRFLOW) dags test deid_nightly $$(date -u +%F) || { echo "the DAG run did not finish: see above. Publish is refused until the model version's QA sample is reviewed (README: The QA review loop)"; exit 1; }
 
@@ -147,6 +151,7 @@ bench: setup
 
 bench-spark: setup
 	$(PY) bench/spark_job.py
+	$(PY) bench/ingest.py
 
 # ---- the deep model ------------------------------------------------------------
 

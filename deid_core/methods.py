@@ -8,10 +8,11 @@ passing through, as the project's first rule demands.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,16 +46,29 @@ class Detector(Protocol):
     def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]: ...
 
 
+_T = TypeVar("_T")
+
+
+def _timed(fn: Callable[..., _T], *args: Any) -> tuple[_T, float]:
+    t0 = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - t0
+
+
 class RulesDetector:
     def __init__(self, rules: RuleDeidentifier) -> None:
         self.rules = rules
+        #: seconds spent on each text of the last call
+        self.last_seconds: list[float] = []
 
     @property
     def version(self) -> str:
         return self.rules.version
 
     def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
-        return [self.rules.analyse(t).masked() for t in texts]
+        timed = [_timed(lambda t: self.rules.analyse(t).masked(), t) for t in texts]
+        self.last_seconds = [s for _, s in timed]
+        return [m for m, _ in timed]
 
 
 def mask_everything(text: str) -> list[MaskedToken]:
@@ -75,6 +89,9 @@ class FailClosed:
     failures: int = 0
     #: positions (in the last call's texts) that were fully masked after an error
     last_failed: list[int] = field(default_factory=list)
+    #: seconds spent on each text of the last call: the text's own work plus its
+    #: share (by tokens) of batched network inference; a retried text, its retry
+    last_seconds: list[float] = field(default_factory=list)
 
     @property
     def version(self) -> str:
@@ -83,10 +100,14 @@ class FailClosed:
     def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
         self.last_failed = []
         try:
-            return self.inner.detect(texts)
+            out, total = _timed(self.inner.detect, texts)
+            self.last_seconds = _per_text(self.inner, texts, total)
+            return out
         except Exception:  # noqa: BLE001 - fail closed on anything
-            out: list[list[MaskedToken]] = []
+            out = []
+            self.last_seconds = []
             for i, text in enumerate(texts):
+                t0 = time.perf_counter()
                 try:
                     out.extend(self.inner.detect([text]))
                 except Exception as exc:  # noqa: BLE001
@@ -94,7 +115,17 @@ class FailClosed:
                     self.last_failed.append(i)
                     log.error("de-identification failed (%s); text fully masked", type(exc).__name__)  # phi-safe
                     out.append(mask_everything(text))
+                self.last_seconds.append(time.perf_counter() - t0)
             return out
+
+
+def _per_text(inner: Detector, texts: Sequence[str], total: float) -> list[float]:
+    """The inner detector's per-text seconds, or the call's time spread by text length when it keeps none."""
+    own = getattr(inner, "last_seconds", None)
+    if isinstance(own, list) and len(own) == len(texts):
+        return own
+    sizes = [max(1, len(t)) for t in texts]
+    return [total * n / sum(sizes) for n in sizes]
 
 
 class NetworkDetector:
@@ -118,6 +149,9 @@ class NetworkDetector:
         self.combiner = combiner
         #: deep method only: tokens a policy wants masked whatever the network says
         self.forced = forced
+        #: seconds spent on each text of the last `detect`: its rules and combiner
+        #: time plus its share, by tokens, of the batched network call
+        self.last_seconds: list[float] = []
 
     @property
     def version(self) -> str:
@@ -125,17 +159,23 @@ class NetworkDetector:
         return f"{kind}+{self.model.version}+{self.rules.artifact.version}"
 
     def analyse(self, texts: Sequence[str]) -> list[tuple[RuleAnalysis, np.ndarray]]:
-        analyses = [self.rules.analyse(t) for t in texts]
-        return list(zip(analyses, self.model.predict(analyses), strict=True))
+        timed = [_timed(self.rules.analyse, t) for t in texts]
+        analyses = [a for a, _ in timed]
+        probs, network = _timed(self.model.predict, analyses)
+        tokens = [max(1, len(a.tokens)) for a in analyses]
+        self.last_seconds = [s + network * n / sum(tokens) for (_, s), n in zip(timed, tokens, strict=True)]
+        return list(zip(analyses, probs, strict=True))
 
     def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
         out: list[list[MaskedToken]] = []
-        for analysis, probs in self.analyse(texts):
+        for i, (analysis, probs) in enumerate(self.analyse(texts)):
+            t0 = time.perf_counter()
             if self.combiner is not None:
                 out.append(self.combiner.combine(analysis, probs))
             else:
                 forced = self.forced.mask(analysis) if self.forced is not None else None
                 out.append(_argmax_masks(analysis, probs, self.model.classes, forced))
+            self.last_seconds[i] += time.perf_counter() - t0
         return out
 
 

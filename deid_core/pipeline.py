@@ -9,6 +9,7 @@ token (fail closed) and counted, never passed through.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,8 +67,10 @@ class DeidPipeline:
     def process(self, texts: Sequence[str], case_ids: Sequence[str]) -> list[DocumentResult]:
         masked = self.detector.detect(texts)
         failed = set(self.detector.last_failed)
+        detect_seconds = self.detector.last_seconds
         out: list[DocumentResult] = []
         for i, (text, case_id, m) in enumerate(zip(texts, case_ids, masked, strict=True)):
+            t0 = time.perf_counter()
             try:
                 result = self.replacer.replace(text, m, case_id)
             except Exception as exc:  # noqa: BLE001 - fail closed per document
@@ -75,6 +78,7 @@ class DeidPipeline:
                 result = self.replacer.replace(text, mask_everything(text), case_id)
                 result.failures += 1
             result.detection_failed = i in failed
+            result.seconds = detect_seconds[i] + time.perf_counter() - t0
             out.append(result)
         self.replace_failures += sum(r.failures for r in out)
         return out

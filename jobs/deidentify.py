@@ -18,19 +18,26 @@ dictionary artifact and the key as broadcasts (see `udfs.runtime`).
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
-import tempfile
+import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import typer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deid_core.config import DeidConfig, load_config
-from deid_core.replace.keys import MissingKeyError, load_key
-from deid_core.replace.policy import load_policy
+from deid_core.config import ConfigError, DeidConfig, config_path, load_config
+from deid_core.deep.manifest import ModelError
+from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
+from deid_core.methods import Method
+from deid_core.pipeline import DeidPipeline
+from deid_core.replace.keys import MissingKeyError, SecretKey, load_key
+from deid_core.replace.policy import Policy, load_policy
 from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
 from udfs.deidentify_fields import OUTPUT_SCHEMA, deidentify_batches
 from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, PipelineSpec
@@ -41,6 +48,107 @@ REPO = Path(__file__).resolve().parent.parent
 #: silver columns whose change makes MERGE rewrite a row (processing time alone does not)
 _CHANGED = ["input_sha256", "text_deid", "status", "error_code", "model_version", "dictionary_version",
             "policy_version"]
+#: a failed row never replaces a row that succeeded on the same input with the same versions:
+#: the good row stays and the failure goes to quarantine only
+_KEEP_GOOD = ("s.status = 'failed' AND t.status = 'ok' AND t.input_sha256 = s.input_sha256 AND "
+              "t.model_version <=> s.model_version AND t.dictionary_version <=> s.dictionary_version AND "
+              "t.policy_version <=> s.policy_version")
+
+
+class JobConfigError(RuntimeError):
+    """The run cannot work as configured; found on the driver before any executor work or write.
+
+    The message is one line (the job prints it and exits 2, which the
+    nightly DAG does not retry).
+    """
+
+
+_MESSAGE_CHARS = 400
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [x.strip() for x in str(exc).splitlines() if x.strip() and not x.strip().startswith("For further")]
+    text = " ".join(" ".join(lines).split()) or type(exc).__name__
+    return text if len(text) <= _MESSAGE_CHARS else text[: _MESSAGE_CHARS - 3] + "..."
+
+
+@contextmanager
+def _native_stderr_silenced() -> Iterator[None]:
+    """Discard what native code writes to fd 2 meanwhile.
+
+    TensorFlow's C++ runtime writes absl INFO lines ("oneDNN custom
+    operations are on") to fd 2 when it is first imported, whatever
+    TF_CPP_MIN_LOG_LEVEL says; on the driver's check they would bury the
+    one line a configuration error prints. Python exceptions are unaffected
+    (they are raised, and reported by the caller).
+    """
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+@dataclass(frozen=True)
+class DriverPlan:
+    """What the driver loaded and checked once: the executors must rebuild exactly this."""
+
+    cfg: DeidConfig
+    config_file: Path
+    method: Method
+    policy: Policy
+    policy_file: Path
+    key: SecretKey | None = field(repr=False)
+    model_dir: Path | None
+    dictionary: bytes = field(repr=False)
+    #: model, dictionary and policy versions of the pipeline the driver built
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: Path | None,
+             model_dir: Path | None) -> DriverPlan:
+    """Load configuration, policy, key, dictionaries and model, and build the pipeline once, on the driver.
+
+    A configuration that cannot work (unknown method or policy, invalid
+    YAML, a missing model, dictionary or key) raises JobConfigError here,
+    before Spark does any work, so that nothing is written: executors never
+    get to turn it into rows of fully masked E_LOAD output.
+    """
+    try:
+        chosen = Method(method)
+    except ValueError:
+        raise JobConfigError(f"unknown method {method!r} (use one of: {', '.join(m.value for m in Method)})") from None
+    try:
+        cfg_file = config_path(config).resolve()
+        cfg = load_config(cfg_file)
+        prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
+        key = load_key(key_file) if prof.needs_key or key_file is not None else None
+        try:
+            dictionary = Path(cfg.dictionaries.artifact).read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read the dictionary artifact {cfg.dictionaries.artifact} "
+                              f"({type(exc).__name__}); run `make dictionaries`") from None
+        artifact = DictionaryArtifact.from_bytes(dictionary)
+        model = None
+        if chosen is not Method.rules:
+            model = (model_dir or model_in_use(cfg)).resolve()
+            if not model.is_dir():
+                raise ModelError(f"model directory not found: {model}")
+    except (ConfigError, MissingKeyError, ModelError, ArtifactError) as exc:
+        raise JobConfigError(_one_line(exc)) from None
+    try:
+        with _native_stderr_silenced():
+            pipe = DeidPipeline.build(cfg, prof, key, method=chosen, artifact=artifact, model_dir=model)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the pipeline from loading stops the run
+        raise JobConfigError(f"the {chosen.value} pipeline cannot be loaded: {_one_line(exc)}") from None
+    return DriverPlan(cfg=cfg, config_file=cfg_file, method=chosen, policy=prof,
+                      policy_file=_policy_file(policy, prof.name, cfg.replacement.policies_dir), key=key,
+                      model_dir=model, dictionary=dictionary, versions=pipe.versions())
 
 
 @dataclass(frozen=True)
@@ -52,40 +160,51 @@ class JobContext:
     key_bc: object | None
 
 
-def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, method: str,
-            key_file: Path | None, model_dir: Path | None, ship: bool = True) -> JobContext:
-    """Load config, policy and key on the driver; ship model and config; broadcast the rest.
+def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True) -> JobContext:
+    """Ship configuration and model as archives, broadcast dictionary and key.
 
-    Raises MissingKeyError before any executor work when the policy needs a key.
+    Archives are built in the run's private folder (`jobs.workspace`), which
+    is removed when the run ends.
     """
-    cfg = load_config(config)
-    prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
-    key = load_key(key_file) if prof.needs_key or key_file is not None else None
-    conf_dir = (config or REPO / "conf" / "deid.yaml").resolve().parent
-    model = (model_dir or model_in_use(cfg)).resolve()
+    from jobs.spark_session import run_workspace
+
     sc = spark.sparkContext
-    if ship:
-        work = Path(tempfile.mkdtemp(prefix="deid-ship-"))
+    versions = tuple(sorted(plan.versions.items()))
+    conf_dir = plan.config_file.parent
+    if to_executors:
+        work = Path(run_workspace().folder("ship"))
         conf_copy = work / "conf"
+        if conf_copy.exists():
+            shutil.rmtree(conf_copy)
         shutil.copytree(conf_dir, conf_copy)
         # a profile given as a path travels inside the shipped configuration
-        shutil.copyfile(_policy_file(policy, prof.name, cfg.replacement.policies_dir),
-                        conf_copy / cfg.replacement.policies_dir.relative_to(conf_dir) / f"{prof.name}.yaml")
+        shutil.copyfile(plan.policy_file, conf_copy / plan.cfg.replacement.policies_dir.relative_to(conf_dir)
+                        / f"{plan.policy.name}.yaml")
         names = {}
-        for base, folder in ((CONF_ARCHIVE, conf_copy), (MODEL_ARCHIVE, model)):
-            digest = _folder_digest(folder)
-            name = f"{base}_{digest}"
+        folders = [(CONF_ARCHIVE, conf_copy)] + ([(MODEL_ARCHIVE, plan.model_dir)] if plan.model_dir else [])
+        for base, folder in folders:
+            name = f"{base}_{_folder_digest(folder)}"
             names[base] = name
             if name not in _shipped_archives(sc):
                 archive = shutil.make_archive(str(work / name), "zip", root_dir=folder)
                 sc.addArchive(f"{archive}#{name}")
-        spec = PipelineSpec(method=method, policy=prof.name, conf_archive=names[CONF_ARCHIVE],
-                            model_archive=names[MODEL_ARCHIVE])
+        spec = PipelineSpec(method=plan.method.value, policy=plan.policy.name, config_name=plan.config_file.name,
+                            conf_archive=names[CONF_ARCHIVE], model_archive=names.get(MODEL_ARCHIVE, MODEL_ARCHIVE),
+                            versions=versions)
     else:
-        spec = PipelineSpec(method=method, policy=policy or prof.name, conf_dir=str(conf_dir), model_dir=str(model))
-    dictionary_bc = sc.broadcast(Path(cfg.dictionaries.artifact).read_bytes())
-    key_bc = sc.broadcast(key.material) if key is not None else None
+        spec = PipelineSpec(method=plan.method.value, policy=str(plan.policy_file), config_name=plan.config_file.name,
+                            conf_dir=str(conf_dir), model_dir=str(plan.model_dir) if plan.model_dir else None,
+                            versions=versions)
+    dictionary_bc = sc.broadcast(plan.dictionary)
+    key_bc = sc.broadcast(plan.key.material) if plan.key is not None else None
     return JobContext(spec, dictionary_bc, key_bc)
+
+
+def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, method: str,
+            key_file: Path | None, model_dir: Path | None, ship_archives: bool = True) -> JobContext:
+    """`plan_job` then `ship`: raises JobConfigError before any executor work."""
+    plan = plan_job(config=config, policy=policy, method=method, key_file=key_file, model_dir=model_dir)
+    return ship(spark, plan, to_executors=ship_archives)
 
 
 def model_in_use(cfg: DeidConfig) -> Path:
@@ -149,7 +268,7 @@ def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[
     """
     out = out.persist()
     try:
-        merge(spark, out, tables.silver, SILVER_KEY, changed=_CHANGED)
+        merge(spark, out, tables.silver, SILVER_KEY, changed=_CHANGED, keep_target_when=_KEEP_GOOD)
         failed = out.filter("status = 'failed'")
         n_failed = failed.count()
         if n_failed:
@@ -220,17 +339,18 @@ def main(
     max_files_per_trigger: int = typer.Option(None, "--max-files-per-trigger", help="stream: bronze files per micro-batch"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
 ) -> None:
-    from jobs.spark_session import delta_session
+    from jobs.spark_session import session_or_exit
 
-    if mode not in ("batch", "stream"):
-        raise typer.BadParameter("--mode must be batch or stream")
     t0 = time.perf_counter()
-    spark = delta_session("deid-deidentify", master=master)
     try:
-        ctx = prepare(spark, config=config, policy=policy, method=method, key_file=key_file, model_dir=model)
-    except MissingKeyError as exc:
+        if mode not in ("batch", "stream"):
+            raise JobConfigError(f"unknown mode {mode!r} (use batch or stream)")
+        plan = plan_job(config=config, policy=policy, method=method, key_file=key_file, model_dir=model)
+    except JobConfigError as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
+    spark = session_or_exit("deid-deidentify", master=master)
+    ctx = ship(spark, plan)
     t = Tables(tables.resolve())
     if mode == "batch":
         rows, failed = run_batch(spark, t, ctx)

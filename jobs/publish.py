@@ -76,11 +76,11 @@ def main(
     qa_config: Path = typer.Option(None, "--qa-config", help="QA config (default: conf/qa.yaml)"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
 ) -> None:
-    from jobs.spark_session import delta_session
+    from jobs.spark_session import session_or_exit
 
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
-    spark = delta_session("deid-publish", master=master)
+    spark = session_or_exit("deid-publish", master=master)
     decision, published = run(spark, Tables(tables.resolve()), cfg, run_id)
     for v in decision.verdicts:
         typer.echo(f"gate: {'PASS' if v.allowed else 'REFUSE'} {v.model_version}: {v.reason}")

@@ -139,11 +139,11 @@ def main(
     qa_config: Path = typer.Option(None, "--qa-config", help="QA config (default: conf/qa.yaml)"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
 ) -> None:
-    from jobs.spark_session import delta_session
+    from jobs.spark_session import session_or_exit
 
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
-    spark = delta_session("deid-qa-ingest-review", master=master)
+    spark = session_or_exit("deid-qa-ingest-review", master=master)
     metrics, problems = run(spark, Tables(tables.resolve()), cfg)
     bad = {p.name: len(e) for p, e in problems.items() if e}
     typer.echo(f"qa review: {len(problems)} review files read, {sum(bad.values())} problems"

@@ -176,11 +176,11 @@ def main(
     qa_config: Path = typer.Option(None, "--qa-config", help="QA config (default: conf/qa.yaml)"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
 ) -> None:
-    from jobs.spark_session import delta_session
+    from jobs.spark_session import session_or_exit
 
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
-    spark = delta_session("deid-qa-sample", master=master)
+    spark = session_or_exit("deid-qa-sample", master=master)
     _, message = run(spark, Tables(tables.resolve()), cfg, run_id)
     typer.echo(f"qa sample: {message} ({time.perf_counter() - t0:.1f}s)")
 

@@ -3,16 +3,29 @@
 The Delta JARs come from the Maven cache that `make jars` fills (never from
 a download at run time); their folder is `$DEID_JARS_DIR` or `.cache/jars`.
 Workers must run the project's interpreter, so PYSPARK_PYTHON defaults to it.
+
+Safe on a shared machine: what Spark writes to local disk (shuffle blocks,
+spilled and cached partitions, PySpark broadcasts such as the secret key)
+is encrypted (`spark.io.encryption.enabled`, a key that lives only in the
+JVMs' memory) and lies in the run's private folder (`jobs.workspace`),
+removed when the run ends and swept at the next start when the run was
+killed. Under spark-submit the JVM is already running, so its settings come
+from the command line (the Airflow operator passes both); the job then
+checks that encryption is on and refuses to start otherwise.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import signal
 import sys
+import threading
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+from jobs.workspace import IO_ENCRYPTION, RunWorkspace, WorkspaceError, java_tmpdir_option, private_spark_conf
 
 REPO = Path(__file__).resolve().parent.parent
 JARS_ENV = "DEID_JARS_DIR"
@@ -23,6 +36,34 @@ class SparkSetupError(RuntimeError):
     """Spark cannot start as configured (e.g. the Delta JARs are missing)."""
 
 
+_workspace: RunWorkspace | None = None
+
+
+def run_workspace(app_name: str = "deid") -> RunWorkspace:
+    """This process's private folder (one per process; created, after a sweep, on first use)."""
+    global _workspace
+    if _workspace is None or _workspace.closed:
+        try:
+            _workspace = RunWorkspace(app_name)
+        except (OSError, WorkspaceError) as exc:
+            raise SparkSetupError(f"cannot prepare a private local folder: {exc}") from None
+        _workspace.on_close(_stop_active_session)
+        _exit_cleanly_on_sigterm()
+    return _workspace
+
+
+def _stop_active_session() -> None:
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+def _exit_cleanly_on_sigterm() -> None:
+    """SIGTERM (Airflow's timeout, a scheduler's kill) exits through atexit, which removes the folder."""
+    if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
+
 def delta_jars(jars_dir: Path | None = None) -> list[Path]:
     folder = Path(jars_dir or os.environ.get(JARS_ENV) or REPO / ".cache" / "jars")
     jars = sorted(folder.glob("delta-*.jar"))
@@ -30,6 +71,17 @@ def delta_jars(jars_dir: Path | None = None) -> list[Path]:
     if not {"delta-spark_2.13", "delta-storage"} <= names:
         raise SparkSetupError(f"Delta Lake JARs not found in {folder}; run `make jars`")
     return jars
+
+
+def session_or_exit(app_name: str, master: str = "local[*]", **kwargs: object) -> SparkSession:
+    """`delta_session` for a job's entry point: a setup error is one line on stderr and exit code 2."""
+    import typer
+
+    try:
+        return delta_session(app_name, master=master, **kwargs)  # type: ignore[arg-type]
+    except SparkSetupError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
 
 
 def under_spark_submit() -> bool:
@@ -46,9 +98,15 @@ def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    ws = run_workspace(app_name)
     builder = SparkSession.builder.appName(app_name)
     if not under_spark_submit():
+        # JVM settings only matter before the JVM starts (spark-submit has started it)
         builder = builder.master(master).config("spark.jars", ",".join(str(j) for j in delta_jars(jars_dir)))
+        for key, value in private_spark_conf(ws).items():
+            builder = builder.config(key, value)
+        builder = builder.config("spark.driver.extraJavaOptions",
+                                 f"-Dderby.system.home={REPO / 'build'} {java_tmpdir_option(ws)}")
     builder = (
         builder
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
@@ -57,8 +115,12 @@ def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.warehouse.dir", str(REPO / "build" / "spark-warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={REPO / 'build'}")
     )
     for key, value in (extra_conf or {}).items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    if session.sparkContext.getConf().get(IO_ENCRYPTION, "false").lower() != "true":
+        session.stop()
+        raise SparkSetupError(f"local disk encryption is off: pass --conf {IO_ENCRYPTION}=true to spark-submit "
+                              "(spilled shuffle blocks and broadcasts would hold text and the key in clear)")
+    return session

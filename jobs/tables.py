@@ -111,10 +111,12 @@ def _is_empty(spark: SparkSession, path: str) -> bool:
 
 
 def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
-          changed: list[str] | None = None, change_feed: bool = False) -> None:
+          changed: list[str] | None = None, change_feed: bool = False, keep_target_when: str | None = None) -> None:
     """Insert new keys; update a matched row only if one of `changed` differs (null-safe).
 
     Without `changed`, matched rows are left alone (first write wins).
+    `keep_target_when` (SQL over `t`, the table, and `s`, the new rows)
+    names matched rows that must stay as they are even when they differ.
     """
     from delta.tables import DeltaTable
 
@@ -130,6 +132,8 @@ def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
     m = target.merge(df.alias("s"), cond).withSchemaEvolution()
     if changed:
         differs = " OR ".join(f"NOT (t.`{c}` <=> s.`{c}`)" for c in changed)
+        if keep_target_when:
+            differs = f"({differs}) AND NOT ({keep_target_when})"
         m = m.whenMatchedUpdateAll(condition=differs)
     m.whenNotMatchedInsertAll().execute()
 

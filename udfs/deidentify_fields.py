@@ -82,14 +82,13 @@ def _row(r: Any, text_deid: str, spans: list[dict[str, Any]], status: str, code:
 
 
 def _process_chunk(pipe: Any, chunk: pd.DataFrame, versions: dict[str, str]) -> list[dict[str, Any]]:
-    t0 = time.perf_counter()
     rows: list[dict[str, Any]] = []
     texts = chunk[chunk["kind"] == "text"]
     structured = chunk[chunk["kind"] != "text"]
     if len(texts):
         results = pipe.process(list(texts["text"].fillna("")), list(texts["case_id"]))
-        ms = 1000 * (time.perf_counter() - t0) / max(1, len(texts))
         for r, res in zip(texts.itertuples(index=False), results, strict=True):
+            ms = 1000 * res.seconds
             spans = [x.to_json() for x in res.replacements]
             if res.detection_failed:
                 rows.append(_row(r, res.text, spans, "failed", E_DETECT, versions, ms))
@@ -117,7 +116,9 @@ def deidentify_batches(
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         pipe = None
-        versions: dict[str, str] = {}
+        # the driver's versions until the worker's own pipeline is known: a row that
+        # failed to load is then comparable with the good rows of an earlier run
+        versions: dict[str, str] = dict(spec.versions)
         try:
             pipe = pipeline_for(spec, dictionary_bc.value, key_bc.value if key_bc is not None else None)
             versions = pipe.versions()

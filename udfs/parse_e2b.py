@@ -1,26 +1,47 @@
-"""The pandas UDF of the ingest job: E2B file paths in, report rows (or quarantine rows) out.
+"""The pandas UDF of the ingest job: landed files in, report rows and one file row per file out.
 
-A file is parsed whole before any of its reports is emitted: a file that
-turns out malformed half-way goes to quarantine as one row with the reason,
-rather than half-ingested. Reasons name the problem, never the content
-(`E2BParseError` messages carry no text; other errors are named by type).
+Every listed file yields exactly one *file row*: its outcome (error code
+and reason, or none) and its SHA-256. A readable E2B file also yields its
+*report rows* first, streamed: reports leave as soon as they are parsed, in
+output batches of bounded size, so memory is bounded by the largest report
+and one output batch, not by the file (a batch file may hold tens of
+thousands of reports). A file that turns out malformed half-way still ends
+as one quarantine row, never half-ingested: its file row carries the error,
+and the job keeps only the report rows of files whose file row is clean.
+
+Outcomes, in the order they are checked:
+
+* `E_FILE_TYPE` the name does not end in `.xml` (any case: `report.XML` is
+  ingested, as E2B gateways on some systems write upper-case names);
+* `E_READ`      the entry cannot be read (a broken link, a FIFO, a file
+  removed since it was listed, an I/O error);
+* `E_EMPTY`     0 bytes, only white space, or well-formed E2B without a report;
+* `E_NOT_XML`   not XML at all: binary data or plain text;
+* `E_PARSE`     XML that is not well-formed, not E2B, or a report without identity.
+
+Reasons name the problem, never the content (`E2BParseError` messages carry
+no text; other errors are named by type).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-from urllib.parse import unquote, urlparse
+from typing import Any, BinaryIO
+from urllib.parse import quote, unquote, urlparse
 
 import pandas as pd
 
-from deid_core.e2b.parse import E2BParseError, iter_reports
+from deid_core.e2b.errors import BLANK, NOT_XML, E2BParseError
+from deid_core.e2b.parse import iter_reports
 
 _OUTPUT: tuple[tuple[str, str], ...] = (
+    ("row_kind", "string"),
     ("case_id", "string"), ("version", "string"), ("format", "string"), ("report_id", "string"),
     ("received_date", "string"), ("sender", "string"), ("file_sha256", "string"), ("content_sha256", "string"),
     ("source_file", "string"), ("ingest_time", "timestamp"),
@@ -30,15 +51,55 @@ _OUTPUT: tuple[tuple[str, str], ...] = (
 )
 _COLUMNS = [n for n, _ in _OUTPUT]
 OUTPUT_SCHEMA = ", ".join(f"{n} {t}" for n, t in _OUTPUT)
+#: the input frame: one row per listed file (`jobs.landing`)
+INPUT_SCHEMA = "path string, size long"
 
-E_READ = "E_READ"    # the file could not be read
-E_PARSE = "E_PARSE"  # not E2B, not well-formed, or a report without identity
-E_EMPTY = "E_EMPTY"  # well-formed E2B without any report
+#: `row_kind` values
+REPORT = "report"
+FILE = "file"
+
+E_FILE_TYPE = "E_FILE_TYPE"  # not an .xml file
+E_READ = "E_READ"            # the file could not be read
+E_EMPTY = "E_EMPTY"          # 0 bytes, only white space, or E2B without any report
+E_NOT_XML = "E_NOT_XML"      # binary data or plain text
+E_PARSE = "E_PARSE"          # not well-formed, not E2B, or a report without identity
+
+#: an output batch is yielded once it holds this many report rows or this many characters of text
+BATCH_REPORTS = 256
+BATCH_CHARS = 16 * 1024 * 1024
+_READ_CHUNK = 1 << 20
+#: characters a URI path may carry unencoded (RFC 3986 pchar and "/")
+_URI_SAFE = "/:@!$&'()*+,;=-._~"
+
+
+def file_uri(path: str | os.PathLike[str]) -> str:
+    """`file:/abs/path` with the path percent-encoded, as Spark names files."""
+    return "file:" + quote(os.path.abspath(path), safe=_URI_SAFE)
 
 
 def local_path(uri: str) -> Path:
+    """The local path of a `file:` URI (or of a plain path)."""
     parsed = urlparse(uri)
     return Path(unquote(parsed.path)) if parsed.scheme in ("file", "") else Path(uri)
+
+
+class _Hashing:
+    """A binary stream that hashes what is read through it (the file's SHA-256 without holding the file)."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._sha = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        self._sha.update(data)
+        return data
+
+    def finish(self) -> str:
+        """Read what the parser left (trailing white space, say) and return the hex digest."""
+        while self.read(_READ_CHUNK):
+            pass
+        return self._sha.hexdigest()
 
 
 def _content_hash(report: Any) -> str:
@@ -50,43 +111,102 @@ def _content_hash(report: Any) -> str:
     return hashlib.sha256(json.dumps(payload, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
-def _quarantine(uri: str, code: str, reason: str, now: datetime, sha: str | None = None) -> dict[str, Any]:
-    return {"source_file": uri, "file_sha256": sha, "ingest_time": now, "error_code": code, "reason": reason,
-            "text_fields": [], "structured_fields": []}
+def _file_row(uri: str, now: datetime, code: str | None = None, reason: str | None = None,
+              sha: str | None = None) -> dict[str, Any]:
+    return {"row_kind": FILE, "source_file": uri, "file_sha256": sha, "ingest_time": now, "error_code": code,
+            "reason": reason, "text_fields": [], "structured_fields": []}
 
 
-def parse_file(uri: str, now: datetime) -> list[dict[str, Any]]:
+def _report_row(uri: str, now: datetime, r: Any) -> dict[str, Any]:
+    return {
+        "row_kind": REPORT, "case_id": r.case_id, "version": r.version, "format": r.format,
+        "report_id": r.report_id, "received_date": r.received_date, "sender": r.sender, "file_sha256": None,
+        "content_sha256": _content_hash(r), "source_file": uri, "ingest_time": now,
+        "text_fields": [{"path": f.path, "text": f.text} for f in r.text_fields],
+        "structured_fields": [{"path": f.path, "label": f.label, "value": f.value} for f in r.structured_fields],
+        "error_code": None, "reason": None, "country": r.country,
+    }
+
+
+_PARSE_CODES = {BLANK: E_EMPTY, NOT_XML: E_NOT_XML}
+
+
+class NotARegularFile(OSError):
+    """A FIFO, socket or device where a file was listed."""
+
+
+def _open_regular(path: Path) -> BinaryIO:
+    """Open a regular file for reading; anything else (a FIFO swapped in since the listing) is refused.
+
+    Opened non-blocking so that a FIFO cannot hang the task before the check.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     try:
-        data = local_path(uri).read_bytes()
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotARegularFile("not a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def parse_file(uri: str, size: int | None, now: datetime) -> Iterator[dict[str, Any]]:
+    """The report rows of one landed file, then its file row (always exactly one)."""
+    if not local_path(uri).name.lower().endswith(".xml"):
+        yield _file_row(uri, now, E_FILE_TYPE, "not an .xml file")
+        return
+    if size is None:
+        yield _file_row(uri, now, E_READ, "not a readable regular file (broken link, FIFO or removed)")
+        return
+    if size == 0:
+        yield _file_row(uri, now, E_EMPTY, "empty file (0 bytes)")
+        return
+    try:
+        raw = _open_regular(local_path(uri))
     except OSError as exc:
-        return [_quarantine(uri, E_READ, f"cannot read file ({type(exc).__name__})", now)]
-    sha = hashlib.sha256(data).hexdigest()
+        yield _file_row(uri, now, E_READ, f"cannot read file ({type(exc).__name__})")
+        return
+    stream = _Hashing(raw)
+    n = 0
+    failure: tuple[str, str] | None = None
     try:
-        reports = list(iter_reports(data))
+        for report in iter_reports(stream):
+            n += 1
+            yield _report_row(uri, now, report)
+        sha = stream.finish()
     except E2BParseError as exc:
-        return [_quarantine(uri, E_PARSE, str(exc), now, sha)]
+        failure = (_PARSE_CODES.get(exc.kind, E_PARSE), str(exc))
+    except OSError as exc:
+        failure = (E_READ, f"cannot read file ({type(exc).__name__})")
     except Exception as exc:  # noqa: BLE001 - anything else is a parse failure too, named by type
-        return [_quarantine(uri, E_PARSE, f"unexpected {type(exc).__name__}", now, sha)]
-    if not reports:
-        return [_quarantine(uri, E_EMPTY, "no report in file", now, sha)]
-    return [
-        {
-            "case_id": r.case_id, "version": r.version, "format": r.format, "report_id": r.report_id,
-            "received_date": r.received_date, "sender": r.sender, "file_sha256": sha,
-            "content_sha256": _content_hash(r), "source_file": uri, "ingest_time": now,
-            "text_fields": [{"path": f.path, "text": f.text} for f in r.text_fields],
-            "structured_fields": [{"path": f.path, "label": f.label, "value": f.value} for f in r.structured_fields],
-            "error_code": None, "reason": None, "country": r.country,
-        }
-        for r in reports
-    ]
+        failure = (E_PARSE, f"unexpected {type(exc).__name__}")
+    finally:
+        raw.close()
+    if failure is not None:
+        yield _file_row(uri, now, *failure)
+    elif n == 0:
+        yield _file_row(uri, now, E_EMPTY, "no report in file", sha)
+    else:
+        yield _file_row(uri, now, sha=sha)
+
+
+def _text_size(row: dict[str, Any]) -> int:
+    return sum(len(f["text"] or "") for f in row["text_fields"]) + sum(len(f["value"] or "")
+                                                                       for f in row["structured_fields"])
 
 
 def parse_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """For `mapInPandas(parse_batches, OUTPUT_SCHEMA)` over a frame with a `path` column."""
+    """For `mapInPandas(parse_batches, OUTPUT_SCHEMA)` over a frame of `INPUT_SCHEMA`."""
     for batch in batches:
         now = datetime.now(timezone.utc)
         rows: list[dict[str, Any]] = []
-        for uri in batch["path"]:
-            rows += parse_file(uri, now)
-        yield pd.DataFrame(rows, columns=_COLUMNS)
+        chars = 0
+        for uri, size in zip(batch["path"], batch["size"], strict=True):
+            for row in parse_file(uri, None if pd.isna(size) else int(size), now):
+                rows.append(row)
+                chars += _text_size(row)
+                if len(rows) >= BATCH_REPORTS or chars >= BATCH_CHARS:
+                    yield pd.DataFrame(rows, columns=_COLUMNS)
+                    rows, chars = [], 0
+        if rows:
+            yield pd.DataFrame(rows, columns=_COLUMNS)

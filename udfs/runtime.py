@@ -35,6 +35,8 @@ class PipelineSpec:
 
     method: str
     policy: str
+    #: the configuration file the driver resolved, inside the configuration folder
+    config_name: str = "deid.yaml"
     #: a local folder for tests and local mode, else None: use the shipped archive
     conf_dir: str | None = None
     model_dir: str | None = None
@@ -42,6 +44,9 @@ class PipelineSpec:
     #: configuration is a new archive and never a stale cached pipeline
     conf_archive: str = CONF_ARCHIVE
     model_archive: str = MODEL_ARCHIVE
+    #: (name, version) pairs of the pipeline the driver built; a worker whose
+    #: pipeline reports other versions refuses to run it (empty: not checked)
+    versions: tuple[tuple[str, str], ...] = ()
 
     @property
     def cache_key(self) -> str:
@@ -57,7 +62,7 @@ def _shipped(name: str) -> Path:
 def _resolve(spec: PipelineSpec) -> tuple[Path, Path]:
     conf = Path(spec.conf_dir) if spec.conf_dir else _shipped(spec.conf_archive)
     model = Path(spec.model_dir) if spec.model_dir else _shipped(spec.model_archive)
-    return conf / "deid.yaml", model
+    return conf / spec.config_name, model
 
 
 _lock = threading.Lock()
@@ -65,7 +70,11 @@ _cache: dict[str, DeidPipeline] = {}
 
 
 def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: bytes | None) -> DeidPipeline:
-    """The cached pipeline of this worker for `spec`; built on first use."""
+    """The cached pipeline of this worker for `spec`; built on first use.
+
+    Raises VersionMismatch when the pipeline is not the one the driver
+    checked (another model, dictionary or policy than the spec names).
+    """
     ident = spec.cache_key + hashlib.sha256(dictionary_bytes).hexdigest()[:16]
     if key_material is not None:
         ident += SecretKey(key_material).fingerprint
@@ -79,5 +88,11 @@ def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: byte
             key = SecretKey(key_material) if key_material is not None else None
             pipe = DeidPipeline.build(cfg, policy, key, method=Method(spec.method), artifact=artifact,
                                       model_dir=model_dir)
+            if spec.versions and pipe.versions() != dict(spec.versions):
+                raise VersionMismatch("the worker's pipeline differs from the one the driver checked")
             _cache[ident] = pipe
         return pipe
+
+
+class VersionMismatch(RuntimeError):
+    """A worker built another pipeline than the driver checked (its rows are failed, E_LOAD)."""

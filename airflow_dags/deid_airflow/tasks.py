@@ -5,14 +5,22 @@ Spark jobs go through `SparkSubmitOperator` with the connection of
 Delta JARs and the project's Python for driver and executors. Other steps
 (model training and evaluation) run as shell commands of the project's
 interpreter.
+
+Each spark-submit gets a private local folder for the run and local disk
+encryption (the project's `jobs/workspace.py`, loaded by path because the
+project's packages are not installed in Airflow's virtualenv): shuffle
+files and broadcasts of a local-mode driver never lie in clear in a shared
+temporary folder, and what a killed task left is swept by the next one.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 from datetime import timedelta
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
@@ -63,14 +71,47 @@ def delta_jars(s: AirflowSettings) -> str:
 NOT_RETRIED_EXIT_CODES = frozenset({2, 3})
 
 
+def load_workspace_module(project_dir: Path) -> ModuleType:
+    """The project's `jobs/workspace.py` (standard library only), loaded from its file."""
+    path = project_dir / "jobs" / "workspace.py"
+    spec = importlib.util.spec_from_file_location("deid_project_workspace", path)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 class DeidSparkSubmitOperator(SparkSubmitOperator):
-    """SparkSubmitOperator that fails without retries when the job says retrying is pointless.
+    """SparkSubmitOperator with a private, encrypted local folder per run, and no pointless retries.
+
+    The driver JVM that spark-submit starts (and, in local mode, its
+    executors) keeps its local files in the run's private folder with local
+    disk encryption on; the folder is removed when the task ends, and a
+    task killed outright has its folder swept by the next one.
 
     A refused publish is a decision, not a transient error: retrying it
     would only delay the alert (by the retry delay, for every retry).
     """
 
+    def __init__(self, *, project_dir: Path, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.project_dir = str(project_dir)
+
     def execute(self, context: Any) -> None:
+        workspace = load_workspace_module(Path(self.project_dir))
+        ws = workspace.RunWorkspace(f"airflow-{self.task_id}")
+        try:
+            conf = dict(self.conf or {})
+            conf.update(workspace.private_spark_conf(ws))
+            java_opts = conf.get("spark.driver.extraJavaOptions", "")
+            conf["spark.driver.extraJavaOptions"] = f"{java_opts} {workspace.java_tmpdir_option(ws)}".strip()
+            self.conf = conf
+            self._run_submit(context)
+        finally:
+            ws.close()
+
+    def _run_submit(self, context: Any) -> None:
         try:
             super().execute(context)
         except Exception:
@@ -93,6 +134,7 @@ def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> An
         env_vars=job_env(s),
         name=f"deid-{task_id}",
         verbose=False,
+        project_dir=s.project_dir,
     )
 
 

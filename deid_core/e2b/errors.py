@@ -15,8 +15,18 @@ import re
 _SAFE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.:-]{0,63}")
 
 
+#: what kind of bad input an E2BParseError is about (the ingest maps kinds to quarantine codes)
+MALFORMED = "malformed"   # XML that is not well-formed, not E2B, or a report without identity
+NOT_XML = "not_xml"       # no markup where the document should start: binary data or plain text
+BLANK = "blank"           # bytes, but nothing except white space (and a byte-order mark)
+
+
 class E2BParseError(ValueError):
     """Input that is not a readable E2B R2/R3 document; the message never contains its text."""
+
+    def __init__(self, reason: str, kind: str = MALFORMED) -> None:
+        super().__init__(reason)
+        self.kind = kind
 
 
 def safe_name(name: str) -> str:

@@ -19,7 +19,10 @@ Design:
   ``huge_tree`` stays off (libxml2's size and depth limits apply).
 * **No text in errors.** Every failure surfaces as :class:`E2BParseError`
   whose message names a reason and a line number, never document content
-  (see :mod:`.errors`).
+  (see :mod:`.errors`), and whose ``kind`` tells apart malformed XML, data
+  that is not XML at all (binary, plain text) and a blank document: libxml2
+  reports the last two alike ("Document is empty"), so the first bytes read
+  are kept to tell which.
 
 The extractors live in :mod:`.r2` and :mod:`.r3`; this module only finds
 the report elements and hands them over.
@@ -35,7 +38,7 @@ from typing import BinaryIO
 
 from lxml import etree
 
-from deid_core.e2b.errors import E2BParseError, safe_name
+from deid_core.e2b.errors import BLANK, MALFORMED, NOT_XML, E2BParseError, safe_name
 from deid_core.e2b.model import Report
 from deid_core.e2b.r2 import extract_r2
 from deid_core.e2b.r3 import extract_r3
@@ -81,6 +84,41 @@ def _open(source: Source, stack: ExitStack) -> BinaryIO:
     raise TypeError(f"cannot read E2B from {type(source).__name__}")
 
 
+class _Head:
+    """A binary stream that remembers its first bytes (to name what a document that never started was)."""
+
+    KEEP = 4096
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self.head = b""
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._stream.read(size)
+        if len(self.head) < self.KEEP:
+            self.head += data[: self.KEEP - len(self.head)]
+        return data
+
+
+_BOMS = (("utf-8", b"\xef\xbb\xbf"), ("utf-32-le", b"\xff\xfe\x00\x00"), ("utf-32-be", b"\x00\x00\xfe\xff"),
+         ("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"))
+
+
+def _never_started(head: bytes) -> E2BParseError:
+    """The error for a document in which libxml2 found no root element: blank, markup without a root, or not XML."""
+    text = head.decode("latin-1")
+    for codec, bom in _BOMS:
+        if head.startswith(bom):
+            text = head[len(bom):].decode(codec, errors="replace")
+            break
+    text = text.lstrip(" \t\r\n")
+    if not text:
+        return E2BParseError("no XML content (empty or only white space)", kind=BLANK)
+    if text.startswith("<"):
+        return E2BParseError("XML without a root element")
+    return E2BParseError("not XML: no markup at the start (binary data or plain text)", kind=NOT_XML)
+
+
 def iter_reports(source: Source) -> Iterator[Report]:
     """Yield the reports of an E2B(R2) or E2B(R3) document, one at a time.
 
@@ -90,8 +128,13 @@ def iter_reports(source: Source) -> Iterator[Report]:
     report without identity; reports before the error have been yielded.
     """
     with ExitStack() as stack:
-        stream = _open(source, stack)
-        yield from _reports(_secure_events(stream))
+        stream = _Head(_open(source, stack))
+        try:
+            yield from _reports(_secure_events(stream))
+        except _NeverStarted as exc:
+            why = _never_started(stream.head)
+            specific = why.kind == MALFORMED and exc.reason and "ERR_DOCUMENT_EMPTY" not in exc.reason
+            raise (E2BParseError(exc.reason) if specific else why) from None
 
 
 def parse_reports(data: bytes) -> list[Report]:
@@ -118,9 +161,11 @@ def _reports(events: etree.iterparse) -> Iterator[Report]:
             _release(el)
             yield report
     except etree.XMLSyntaxError as exc:
+        if target is None:
+            raise _NeverStarted(_syntax_reason(exc)) from None
         raise E2BParseError(_syntax_reason(exc)) from None
     if target is None:
-        raise E2BParseError("empty document")
+        raise _NeverStarted(None)
 
 
 def _dispatch(root: Element) -> tuple[str, Extractor]:
@@ -142,13 +187,25 @@ def _release(el: Element) -> None:
         del parent[0]
 
 
+class _NeverStarted(Exception):
+    """No root element was found; `iter_reports` names why from the first bytes."""
+
+    def __init__(self, reason: str | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _error_kind(exc: etree.XMLSyntaxError) -> str | None:
+    last = getattr(exc, "error_log", None) and exc.error_log.last_error
+    if last is None:
+        return None
+    return safe_name(str(getattr(last, "type_name", "") or "")) or None
+
+
 def _syntax_reason(exc: etree.XMLSyntaxError) -> str:
     """"not well-formed XML at line N (ERR_...)": position and libxml2 error kind only."""
     line = exc.lineno if isinstance(exc.lineno, int) and exc.lineno > 0 else None
-    kind = None
-    last = getattr(exc, "error_log", None) and exc.error_log.last_error
-    if last is not None:
-        kind = safe_name(str(getattr(last, "type_name", "") or "")) or None
+    kind = _error_kind(exc)
     where = f" at line {line}" if line is not None else ""
     suffix = f" ({kind})" if kind and kind != "<unprintable>" else ""
     return f"not well-formed XML{where}{suffix}"

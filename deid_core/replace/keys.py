@@ -9,6 +9,13 @@ different key or a different case gives an unrelated one (unlinkable).
 The key is read from the environment (`DEID_SECRET_KEY`) or from a file the
 operator points at; it is never read from the repository, and it never
 appears in logs or error messages.
+
+A key file's bytes are the key, all of them: a random binary key may begin
+or end with bytes that look like white space, and cutting them would
+silently change every surrogate. The one exception is a single trailing
+line break ("\n" or "\r\n"), which editors and `echo key > file` add to a
+text key. The environment variable holds text, so surrounding white space
+is stripped there.
 """
 
 from __future__ import annotations
@@ -65,15 +72,20 @@ class SecretKey:
         return self.integer(purpose, *parts) % n
 
 
-def load_key(key_file: Path | None = None, *, environ: dict[str, str] | None = None) -> SecretKey:
-    """The key from `key_file` if given, else from $DEID_SECRET_KEY.
+def key_file_material(data: bytes) -> bytes:
+    """The key in a key file's bytes: all of them, less one trailing line break."""
+    for ending in (b"\r\n", b"\n"):
+        if data.endswith(ending):
+            return data[: -len(ending)]
+    return data
 
-    Surrounding whitespace is stripped (files usually end in a newline).
-    """
+
+def load_key(key_file: Path | None = None, *, environ: dict[str, str] | None = None) -> SecretKey:
+    """The key from `key_file` if given (its bytes, less one trailing line break), else from $DEID_SECRET_KEY."""
     env = os.environ if environ is None else environ
     if key_file is not None:
         try:
-            raw = Path(key_file).read_bytes().strip()
+            raw = key_file_material(Path(key_file).read_bytes())
         except OSError as exc:
             raise MissingKeyError(f"cannot read the key file ({type(exc).__name__})") from None
         if not raw:

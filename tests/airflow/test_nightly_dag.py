@@ -53,6 +53,8 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
                  "alerts": {"email": [], "log_file": str(tmp_path / "alerts.jsonl")}},
     )
     env = airflow_env(tmp_path, settings)
+    local = tmp_path / "local"  # the private folder of the runs (spark-submit's and the jobs' own)
+    env["DEID_LOCAL_DIR"] = str(local)
 
     first = run_airflow(["dags", "test", "deid_nightly", DATE], env)
     states = task_states(env)
@@ -76,6 +78,9 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
     assert "already drawn" in out and "gate: PASS" in out
     assert list((tmp_path / "qa" / "samples").iterdir()) == [sample]
     assert (tmp_path / "lake" / "published_reports" / "_delta_log").is_dir()
+    # every run kept its local files in the private folder and removed them on exit
+    assert local.is_dir() and (local.stat().st_mode & 0o777) == 0o700
+    assert [p.name for p in local.iterdir()] == []
     # the logs carry no narrative text: only counts, ids and paths
     narrative_words = {w for r in lines for w in r["original"].split() if len(w) > 12 and w.isalpha()}
     assert narrative_words and not any(w in out for w in narrative_words)

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from lxml import etree
 
 from deid_core.e2b import E2BParseError, Report, iter_reports, parse_reports
+from deid_core.e2b.errors import BLANK, MALFORMED, NOT_XML
 from deid_core.e2b.r3_codes import HL7_NS, MESSAGE
 from deid_core.e2b.synthetic import synthetic_r2_batch, synthetic_r3_batch
 
@@ -187,9 +188,26 @@ def test_malformed_xml_message_has_no_text(doc: bytes, line: int) -> None:
     assert err.value.__cause__ is None and err.value.__suppress_context__
 
 
-def test_empty_document() -> None:
-    with pytest.raises(E2BParseError, match="not well-formed XML|empty document"):
-        list(iter_reports(b""))
+@pytest.mark.parametrize("doc", [b"", b" \n\t", b"\xef\xbb\xbf \n", "  \n".encode("utf-16")])
+def test_blank_document(doc: bytes) -> None:
+    with pytest.raises(E2BParseError, match="no XML content") as err:
+        list(iter_reports(doc))
+    assert err.value.kind == BLANK
+
+
+@pytest.mark.parametrize("doc", [bytes(range(256)) * 3, b"MZ\x90\x00\x03", b"Dear Dr Smith, the patient", b"\x00\x00<"])
+def test_data_that_is_not_xml_is_named_so(doc: bytes) -> None:
+    with pytest.raises(E2BParseError) as err:
+        list(iter_reports(doc))
+    assert err.value.kind == NOT_XML and str(err.value).startswith("not XML")
+    assert "Smith" not in str(err.value)
+
+
+@pytest.mark.parametrize("doc", [b"<?xml version='1.0'?>\n", b"<!DOCTYPE x>", b"<?xml version=?><a/>", b"<ichicsr><"])
+def test_markup_without_a_usable_root_is_malformed(doc: bytes) -> None:
+    with pytest.raises(E2BParseError) as err:
+        list(iter_reports(doc))
+    assert err.value.kind == MALFORMED and "ERR_DOCUMENT_EMPTY" not in str(err.value)
 
 
 def test_reports_before_a_syntax_error_are_yielded() -> None:

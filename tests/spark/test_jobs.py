@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -87,7 +88,25 @@ def test_ingest_and_deidentify_end_to_end(spark, e2b_inputs: Path, tmp_path: Pat
     assert s["reports"] == len(expected) and s["quarantined"] == {"ingest": n_conflicts + 1}
 
 
-def test_missing_model_fails_closed_into_quarantine(spark, tmp_path: Path, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_missing_model_is_refused_on_the_driver(tmp_path: Path, key_file: Path) -> None:
+    from jobs.deidentify import JobConfigError, plan_job
+
+    empty_model = tmp_path / "no-model"
+    empty_model.mkdir()
+    for model in (empty_model, tmp_path / "absent"):
+        with pytest.raises(JobConfigError) as err:
+            plan_job(config=None, policy="hipaa_safe_harbor", method="hybrid", key_file=key_file, model_dir=model)
+        assert "\n" not in str(err.value)
+
+
+def _silver(spark, tables) -> list[tuple]:  # type: ignore[no-untyped-def]
+    return sorted(tuple(r) for r in spark.read.format("delta").load(tables.silver).collect())
+
+
+def test_executor_load_failure_fails_closed_but_never_replaces_a_good_row(spark, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                         key_file: Path) -> None:
+    import dataclasses
+
     from jobs.deidentify import prepare, run_batch
     from jobs.ingest_e2b import ingest
     from jobs.tables import Tables
@@ -96,19 +115,30 @@ def test_missing_model_fails_closed_into_quarantine(spark, tmp_path: Path, key_f
     write_synthetic_e2b(src, 4, seed=11)
     tables = Tables(tmp_path / "lake")
     ingest(spark, str(src), tables)
-    empty_model = tmp_path / "no-model"
-    empty_model.mkdir()
-    ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="hybrid", key_file=key_file,
-                  model_dir=empty_model)
+    ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="rules", key_file=key_file, model_dir=None)
     rows, failed = run_batch(spark, tables, ctx)
-    assert rows == failed > 0
+    assert rows > 0 and failed == 0
+    good = _silver(spark, tables)
+
+    # the workers cannot load what the driver checked (an archive that never arrived):
+    # same input, same versions, so the good rows stay and the failures go to quarantine
+    broken = dataclasses.replace(ctx, spec=dataclasses.replace(ctx.spec, conf_archive="deid_conf_never_shipped"))
+    rows, failed = run_batch(spark, tables, broken)
+    assert rows == failed == len(good)
+    assert _silver(spark, tables) == good
+    q = spark.read.format("delta").load(tables.quarantine).filter("stage = 'deidentify'").collect()
+    assert len(q) == len(good) and {r.error_code for r in q} == {"E_LOAD"}
+
+    # a failure under other versions than the good rows' does replace them, fully masked (fail closed)
+    other = dict(ctx.spec.versions)
+    other["policy"] = other["policy"] + "-next"
+    newer = dataclasses.replace(broken, spec=dataclasses.replace(broken.spec, versions=tuple(sorted(other.items()))))
+    run_batch(spark, tables, newer)
     silver = spark.read.format("delta").load(tables.silver).collect()
-    assert {r.error_code for r in silver} == {"E_LOAD"}
+    assert {(r.status, r.error_code) for r in silver} == {("failed", "E_LOAD")}
     for r in silver:
         if r.kind == "text":
-            assert set(r.text_deid.split()) <= {"[PHI]"} | {w for w in r.text_deid.split() if not any(c.isalnum() for c in w.replace("[PHI]", ""))}
-    q = spark.read.format("delta").load(tables.quarantine).filter("stage = 'deidentify'").count()
-    assert q == rows
+            assert not any(c.isalnum() for c in r.text_deid.replace("[PHI]", ""))
 
 
 def _stream_cmd(tables: Path, key_file: Path) -> list[str]:
@@ -122,7 +152,12 @@ def _silver_rows(spark, path: Path) -> list[tuple]:  # type: ignore[no-untyped-d
     return sorted(tuple(r) for r in df.collect())
 
 
+def _leftover_files(base: Path) -> list[Path]:
+    return [p for p in base.rglob("*") if p.is_file() and p.name != ".lock"]
+
+
 def test_stream_killed_midway_and_restarted_equals_uninterrupted(spark, tmp_path: Path, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+    """Also: the killed run's local files are private, hold no text or key in clear, and are swept at restart."""
     from jobs.ingest_e2b import ingest
     from jobs.tables import Tables
 
@@ -134,7 +169,8 @@ def test_stream_killed_midway_and_restarted_equals_uninterrupted(spark, tmp_path
     whole, broken = tmp_path / "whole", tmp_path / "broken"
     shutil.copytree(base, whole)
     shutil.copytree(base, broken)
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    local = tmp_path / "local"
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "DEID_LOCAL_DIR": str(local)}
 
     # the uninterrupted run, in this process
     from jobs.deidentify import prepare, run_stream
@@ -156,5 +192,21 @@ def test_stream_killed_midway_and_restarted_equals_uninterrupted(spark, tmp_path
     full = _silver_rows(spark, whole / "silver_fields")
     assert 0 < len(partial) < len(full)
 
+    # what the killed run left: in a 0700 folder of its own, and encrypted
+    (dead,) = [p for p in local.iterdir() if p.is_dir()]
+    assert stat.S_IMODE(local.stat().st_mode) == 0o700 and stat.S_IMODE(dead.stat().st_mode) == 0o700
+    left = _leftover_files(dead)
+    assert any("blockmgr-" in str(p) for p in left), "expected shuffle files of the killed run"
+    bronze = spark.read.format("delta").load(str(broken / "bronze_reports")).collect()
+    planted = {f.value for r in bronze for f in r.structured_fields
+               if f.label in ("NAME", "EMAIL", "PHONE") and len(f.value) >= 6}
+    assert len(planted) > 10
+    needles = [w.encode() for w in planted] + [TEST_KEY.encode()]
+    for p in left:
+        data = p.read_bytes()
+        assert not any(n in data for n in needles), f"clear text in {p.relative_to(dead)}"
+
     subprocess.run(_stream_cmd(broken, key_file), check=True, cwd=REPO, env=env, capture_output=True)
     assert _silver_rows(spark, broken / "silver_fields") == full
+    # the restart swept the dead run's folder and removed its own on exit
+    assert [p for p in local.iterdir()] == []

@@ -38,7 +38,9 @@ def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path) ->
     with standalone_cluster(workers=2, cores_per_worker=1, memory_per_worker="2g", log_dir=logs) as cluster:
         common = [submit, "--master", cluster.master_url, "--jars", jars,
                   "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
-                  "--conf", f"spark.pyspark.python={sys.executable}"]
+                  "--conf", f"spark.pyspark.python={sys.executable}",
+                  # the jobs refuse to run with local disk encryption off
+                  "--conf", "spark.io.encryption.enabled=true"]
         ingest = subprocess.run([*common, str(REPO / "jobs" / "ingest_e2b.py"), "--input", str(src),
                                  "--tables", str(lake)], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert ingest.returncode == 0, ingest.stderr[-3000:]

@@ -94,3 +94,55 @@ def test_a_text_the_detector_cannot_process_is_flagged(bcs, monkeypatch) -> None
     out = _run(spec, bcs, _frame())
     assert out.loc[("C1", "text:narrative"), "error_code"] == "E_DETECT"
     assert SECRET not in out.loc[("C1", "text:narrative"), "text_deid"]
+
+
+def test_a_failed_load_carries_the_versions_the_driver_checked(bcs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    versions = (("dictionary", "dict-x"), ("model", "model-x"), ("policy", "hipaa_safe_harbor-x"))
+    spec = PipelineSpec("hybrid", "hipaa_safe_harbor", conf_dir=str(REPO / "conf"), model_dir=str(tmp_path),
+                        versions=versions)
+    out = _run(spec, bcs, _frame())
+    assert set(out["error_code"]) == {"E_LOAD"}
+    assert set(out["model_version"]) == {"model-x"} and set(out["dictionary_version"]) == {"dict-x"}
+
+
+def test_a_worker_that_built_another_pipeline_than_the_driver_refuses_it(bcs) -> None:  # type: ignore[no-untyped-def]
+    good = PipelineSpec("rules", "strict", conf_dir=str(REPO / "conf"), model_dir=str(REPO / "models/default"))
+    actual = runtime.pipeline_for(good, bcs[0].value, KEY).versions()
+    other = {**actual, "dictionary": "dict-some-other-release"}
+    spec = PipelineSpec("rules", "strict", conf_dir=str(REPO / "conf"), model_dir=str(REPO / "models/default"),
+                        versions=tuple(sorted(other.items())))
+    out = _run(spec, bcs, _frame())
+    assert set(out["status"]) == {"failed"} and set(out["error_code"]) == {"E_LOAD"}
+    assert SECRET not in " ".join(out["text_deid"])
+    ok = _run(PipelineSpec("rules", "strict", conf_dir=str(REPO / "conf"), model_dir=str(REPO / "models/default"),
+                           versions=tuple(sorted(actual.items()))), bcs, _frame())
+    assert set(ok["status"]) == {"ok"}
+
+
+def test_processing_time_is_the_rows_own(bcs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each text row carries the seconds the pipeline spent on that text, not a chunk average."""
+    spec = PipelineSpec("rules", "strict", conf_dir=str(REPO / "conf"), model_dir=str(REPO / "models/default"))
+    pipe = runtime.pipeline_for(spec, bcs[0].value, KEY)
+    real = pipe.process
+
+    def with_known_times(texts, case_ids):  # type: ignore[no-untyped-def]
+        results = real(texts, case_ids)
+        for i, r in enumerate(results):
+            r.seconds = 0.001 * (i + 1) * (100 if texts[i].startswith("Seen") else 1)
+        return results
+
+    monkeypatch.setattr(pipe, "process", with_known_times)
+    out = _run(spec, bcs, _frame())
+    # texts are sorted by length in a chunk: "" first (1 ms), the narrative second (200 ms)
+    assert out.loc[("C2", "text:narrative"), "processing_ms"] == pytest.approx(1.0)
+    assert out.loc[("C1", "text:narrative"), "processing_ms"] == pytest.approx(200.0)
+
+
+def test_pipeline_times_each_text(bcs) -> None:  # type: ignore[no-untyped-def]
+    spec = PipelineSpec("rules", "strict", conf_dir=str(REPO / "conf"), model_dir=str(REPO / "models/default"))
+    pipe = runtime.pipeline_for(spec, bcs[0].value, KEY)
+    long_text = "Seen by Dr. Quackenbush on 12-JAN-2014 at Mercy Hospital; ibuprofen 400 mg. " * 400
+    results = pipe.process(["ok.", long_text, "fine."], ["C1", "C2", "C3"])
+    seconds = [r.seconds for r in results]
+    assert all(s > 0 for s in seconds)
+    assert seconds[1] > 20 * max(seconds[0], seconds[2])  # the long text shows as the slow row
