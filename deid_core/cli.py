@@ -240,7 +240,7 @@ def tune_thresholds(
 ) -> None:
     """Search (low, high) on a dev set: best precision at the target recall."""
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.hybrid.scoring import collect_scores, record_thresholds, tune
+    from deid_core.training.scoring import collect_scores, record_thresholds, tune
 
     cfg, art = _load(config, dictionaries)
     model_dir = model or cfg.deep.model_dir

@@ -213,8 +213,8 @@ def model_in_use(cfg: DeidConfig) -> Path:
     A rollback in the registry therefore takes effect at the next run
     without any change to the job or its configuration.
     """
-    from deid_core.deep.refresh_config import load_refresh_config
-    from deid_core.deep.registry import current_model_dir
+    from deid_core.model_refresh.config import load_refresh_config
+    from deid_core.model_refresh.registry import current_model_dir
 
     return current_model_dir(load_refresh_config().registry_dir, cfg.deep.model_dir)
 

@@ -11,7 +11,7 @@
 The steps run one after another (an Airflow DAG calls them through bash);
 each writes into `<work_dir>/<run_id>/` and is idempotent for a run id:
 re-running a finished step with unchanged inputs does nothing and says so,
-and `promote` records one decision per run. The gate (deid_core.deep.promotion)
+and `promote` records one decision per run. The gate (deid_core.model_refresh.promotion)
 compares hybrid token recall and precision of candidate and current model,
 each at its own tuned thresholds, on frozen evaluation sets whose hashes are
 pinned in the config. A rejected candidate is a result, not an error: the
@@ -45,9 +45,9 @@ from deid_core.corpus.atomic import atomic_text_writer
 from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import CorpusFormatError, parse_line, read_jsonl
 from deid_core.deep.manifest import ModelError, ModelManifest, file_sha256
-from deid_core.deep.promotion import Decision, EvalResult, decide
-from deid_core.deep.refresh_config import RefreshConfig, load_refresh_config
-from deid_core.deep.registry import ModelRegistry, RegistryError, utc_now
+from deid_core.model_refresh.promotion import Decision, EvalResult, decide
+from deid_core.model_refresh.config import RefreshConfig, load_refresh_config
+from deid_core.model_refresh.registry import ModelRegistry, RegistryError, utc_now
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 

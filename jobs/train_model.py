@@ -26,7 +26,6 @@ import sys
 import time
 import warnings
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -37,6 +36,7 @@ from deid_core.corpus.document import Document
 from deid_core.corpus.i2b2_xml import read_i2b2_dir
 from deid_core.corpus.jsonl import read_jsonl
 from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, DataSource, ModelManifest, file_sha256
+from udfs import training_rows
 
 log = logging.getLogger("deid.train")
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -81,72 +81,6 @@ def _docs_frame(spark, docs: list[tuple[str, Document]]):  # type: ignore[no-unt
     ]
     n_parts = max(2, min(16, len(rows) // 200))
     return spark.createDataFrame(pd.DataFrame(rows, columns=["doc_id", "source", "text", "spans"])).repartition(n_parts)
-
-
-TOKEN_SCHEMA = (
-    "doc_id string, source string, words array<string>, chars array<string>, features array<float>, "
-    "labels array<int>, gates array<int>"
-)
-WINDOW_SCHEMA = (
-    "words array<int>, chars array<int>, features array<float>, labels array<int>, weights array<float>, "
-    "gates array<int>"
-)
-
-
-def _annotate(config_path: str, artifact_path: str, arch_json: str):  # type: ignore[no-untyped-def]
-    """mapInPandas function: rules + labels per document, loaded once per task."""
-
-    def run(frames: Iterator) -> Iterator:  # type: ignore[type-arg]
-        import pandas as pd
-
-        from deid_core.config import ArchitectureConfig
-        from deid_core.corpus.document import GoldSpan
-        from deid_core.deep.predictor import load_salutations
-        from deid_core.deep.training_data import TOKEN_COLUMNS, token_table
-        from deid_core.hybrid.combiner import never_release_from
-        from deid_core.dictionaries.artifact import DictionaryArtifact
-        from deid_core.rules.deidentifier import RuleDeidentifier
-
-        cfg = load_config(Path(config_path))
-        rules = RuleDeidentifier(DictionaryArtifact.load(Path(artifact_path)), cfg.rules)
-        sal = load_salutations(cfg)
-        deep = cfg.deep
-        arch = ArchitectureConfig.model_validate_json(arch_json)
-        never = never_release_from(cfg)
-        for pdf in frames:
-            out = []
-            for rec in pdf.itertuples(index=False):
-                spans = [GoldSpan(int(s), int(e), str(lab)) for s, e, lab in json.loads(rec.spans)]
-                doc = Document(doc_id=rec.doc_id, text=rec.text, spans=spans)
-                out.append(
-                    token_table(
-                        doc, rec.source, rules, arch, sal, deep.classes, dict(deep.training.label_map),
-                        deep.training.age_phi_min, never,
-                    )
-                )
-            yield pd.DataFrame(out, columns=list(TOKEN_COLUMNS))
-
-    return run
-
-
-def _windows(vocab_json: str, arch_json: str, seq_json: str):  # type: ignore[no-untyped-def]
-    def run(frames: Iterator) -> Iterator:  # type: ignore[type-arg]
-        import pandas as pd
-
-        from deid_core.config import ArchitectureConfig, SequenceConfig
-        from deid_core.deep.training_data import WINDOW_COLUMNS, window_rows
-        from deid_core.deep.vocabulary import Vocabulary
-
-        vocab = Vocabulary.from_json(vocab_json)
-        arch = ArchitectureConfig.model_validate_json(arch_json)
-        seq = SequenceConfig.model_validate_json(seq_json)
-        for pdf in frames:
-            rows = []
-            for rec in pdf.to_dict("records"):
-                rows.extend(window_rows(rec, vocab, arch, seq))
-            yield pd.DataFrame(rows, columns=list(WINDOW_COLUMNS))
-
-    return run
 
 
 def count_vocabulary(tokens_df, vcfg):  # type: ignore[no-untyped-def]
@@ -297,11 +231,11 @@ def train_model(
     spark.conf.set("petastorm.spark.converter.parentCacheDirUrl", (work / "petastorm").resolve().as_uri())
     try:
         cfg_file = str(config_file or config_path(None))
-        annotate = _annotate(cfg_file, str(cfg.dictionaries.artifact), arch.model_dump_json())
+        annotate = training_rows.annotate(cfg_file, str(cfg.dictionaries.artifact), arch.model_dump_json())
         t0 = time.perf_counter()
-        _docs_frame(spark, train_docs).mapInPandas(annotate, TOKEN_SCHEMA).write.parquet(str(work / "tokens_train"))
+        _docs_frame(spark, train_docs).mapInPandas(annotate, training_rows.TOKEN_SCHEMA).write.parquet(str(work / "tokens_train"))
         if dev_docs:
-            _docs_frame(spark, [("dev", d) for d in dev_docs]).mapInPandas(annotate, TOKEN_SCHEMA).write.parquet(
+            _docs_frame(spark, [("dev", d) for d in dev_docs]).mapInPandas(annotate, training_rows.TOKEN_SCHEMA).write.parquet(
                 str(work / "tokens_dev")
             )
         tokens_train = spark.read.parquet(str(work / "tokens_train"))
@@ -314,18 +248,18 @@ def train_model(
             vocab, n_phi_words = count_vocabulary(tokens_train, cfg.deep.vocabulary)
         say(f"vocabulary: {vocab.n_words} words ({n_phi_words} PHI words left out), {vocab.n_chars} characters")
 
-        windows = _windows(vocab.to_json(), arch.model_dump_json(), seq.model_dump_json())
-        train_windows = tokens_train.mapInPandas(windows, WINDOW_SCHEMA)
+        windows = training_rows.windows(vocab.to_json(), arch.model_dump_json(), seq.model_dump_json())
+        train_windows = tokens_train.mapInPandas(windows, training_rows.WINDOW_SCHEMA)
         train_windows.write.parquet(str(work / "windows_train"))
         train_windows = spark.read.parquet(str(work / "windows_train"))
         n_train = train_windows.count()
         dev_data = None
         width = char_width(arch)
         n_feat = len(feature_names(extra=arch.extra_features, rules=arch.rule_features))
-        from deid_core.deep.training import arrays_to_inputs, fit, make_batch_transform
+        from deid_core.training.loop import arrays_to_inputs, fit, make_batch_transform
 
         if dev_docs:
-            dev_pdf = spark.read.parquet(str(work / "tokens_dev")).mapInPandas(windows, WINDOW_SCHEMA).toPandas()
+            dev_pdf = spark.read.parquet(str(work / "tokens_dev")).mapInPandas(windows, training_rows.WINDOW_SCHEMA).toPandas()
             dev_data = arrays_to_inputs(dev_pdf, seq.window_tokens, width, n_feat, tcfg)
         say(f"{n_train} training windows of {seq.window_tokens} tokens")
 
@@ -377,7 +311,7 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
     import keras
     from petastorm.spark import make_spark_converter
 
-    from deid_core.deep.embeddings import load_vectors
+    from deid_core.training.embeddings import load_vectors
     from deid_core.deep.model import build_network
 
     tcfg = cfg.deep.training
@@ -403,7 +337,7 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
             result = fit(network, ds, steps, dev_data, tcfg, max_epochs=max_epochs, printer=say)
     finally:
         converter.delete()
-    from deid_core.deep.export import save_model
+    from deid_core.training.export import save_model
 
     manifest = save_model(
         network, vocab, arch, seq, cfg.deep.classes, out,
@@ -416,7 +350,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
                     target_recall: float) -> ModelManifest:
     """Tune the thresholds on dev, write the PR plot, record thresholds and dev metrics."""
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.hybrid.scoring import collect_scores, record_thresholds, tune
+    from deid_core.training.scoring import collect_scores, record_thresholds, tune
     from deid_core.methods import Method, build_detector
 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)

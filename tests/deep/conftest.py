@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from deid_core.config import DeidConfig
-from deid_core.deep.export import save_model
+from deid_core.training.export import save_model
 from deid_core.deep.model import build_network
 from deid_core.deep.vocabulary import Vocabulary
 from deid_core.deep.encoding import char_width

@@ -98,7 +98,7 @@ def test_load_refuses_mismatched_parts(cfg, tiny_model_dir, tmp_path) -> None:  
 @pytest.mark.parametrize("head", ["softmax", "crf", "window"])
 def test_heads_learn_a_toy_labelling(cfg, head) -> None:  # type: ignore[no-untyped-def]
     """Capitalised words after token id 2 are class 1: every head must fit this quickly."""
-    from deid_core.deep.training import compile_network
+    from deid_core.training.loop import compile_network
 
     keras.utils.set_random_seed(0)
     arch = tiny_arch(cfg, head=head, variant="a", dropout=0.0)

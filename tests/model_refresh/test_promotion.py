@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from deid_core.deep.promotion import EvalResult, decide
+from deid_core.model_refresh.promotion import EvalResult, decide
 
 
 def res(recall: float, precision: float, gold: int = 1000, failures: int = 0) -> EvalResult:

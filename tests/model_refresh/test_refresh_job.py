@@ -13,8 +13,8 @@ from typer.testing import CliRunner, Result
 from deid_core.config import ConfigError
 from deid_core.corpus.jsonl import write_jsonl
 from deid_core.deep.manifest import ModelManifest, file_sha256
-from deid_core.deep.refresh_config import REFRESH_CONFIG_ENV, load_refresh_config
-from deid_core.deep.registry import current_model_dir
+from deid_core.model_refresh.config import REFRESH_CONFIG_ENV, load_refresh_config
+from deid_core.model_refresh.registry import current_model_dir
 from deid_core.synthetic import generate_narratives
 from jobs.model_refresh import app
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from deid_core.deep import registry as reg_mod
+from deid_core.model_refresh import registry as reg_mod
 from deid_core.deep.manifest import ModelManifest, Thresholds, file_sha256, model_version
-from deid_core.deep.registry import ModelRegistry, RegistryError, current_model_dir
+from deid_core.model_refresh.registry import ModelRegistry, RegistryError, current_model_dir
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "models" / "default"
@@ -174,7 +174,7 @@ def test_broken_pointers_fail_instead_of_falling_back(registry: ModelRegistry, m
 
 
 def test_current_model_dir_needs_the_standard_library_only() -> None:
-    code = ("import sys; from deid_core.deep.registry import current_model_dir; "
+    code = ("import sys; from deid_core.model_refresh.registry import current_model_dir; "
             "print(sorted(m for m in ('pydantic', 'numpy', 'yaml', 'keras') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(REPO)})

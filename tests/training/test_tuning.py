@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deid_core.hybrid.tuning import (
+from deid_core.training.tuning import (
     OperatingPoint,
     Sweep,
     TokenScores,

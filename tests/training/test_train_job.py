@@ -19,7 +19,7 @@ pytestmark = pytest.mark.spark
 def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from jobs.train_model import train_model
 
-    from .conftest import tiny_arch
+    from tests.deep.conftest import tiny_arch
 
     docs = [n.to_document() for n in generate_narratives(60, seed=5)]
     train_path, dev_path, site_path = tmp_path / "train.jsonl", tmp_path / "dev.jsonl", tmp_path / "site.jsonl"

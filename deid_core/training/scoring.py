@@ -1,6 +1,6 @@
 """Per-token evidence for the threshold search, gathered from a gold corpus.
 
-The search (`deid_core.hybrid.tuning`) needs, per token: is it gold PHI, did
+The search (`deid_core.training.tuning`) needs, per token: is it gold PHI, did
 the rules mask it, is it never released, and the network's P(safe). A token
 counts as gold PHI when it overlaps a gold span, which is how the
 evaluation counts a partly covered token (it would leak characters).
@@ -15,7 +15,7 @@ import numpy as np
 
 from deid_core.corpus.document import Document
 from deid_core.hybrid.combiner import NeverRelease, group_min
-from deid_core.hybrid.tuning import OperatingPoint, Sweep, TokenScores, plot_precision_recall, sweep
+from deid_core.training.tuning import OperatingPoint, Sweep, TokenScores, plot_precision_recall, sweep
 from deid_core.methods import NetworkDetector
 
 _BATCH = 64

@@ -97,8 +97,8 @@ class HybridDevScore(keras.callbacks.Callback):
         self.batch_size = batch_size
 
     def score(self) -> float:
-        from deid_core.hybrid.tuning import TokenScores, sweep
-        from deid_core.deep.training_data import GATE_NEVER, GATE_SAFE
+        from deid_core.training.tuning import TokenScores, sweep
+        from deid_core.training.data import GATE_NEVER, GATE_SAFE
 
         logits = np.asarray(self.network.tagger.predict(self.dev.x, batch_size=self.batch_size, verbose=0))
         lengths = (self.dev.x["words"] > 0).sum(axis=1)
