@@ -40,7 +40,7 @@ from deid_core.replace.keys import MissingKeyError, SecretKey, load_key
 from deid_core.replace.policy import Policy, load_policy
 from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
 from udfs.deidentify_fields import OUTPUT_SCHEMA, deidentify_batches
-from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, PipelineSpec
+from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, SHIPPED_POLICY, PipelineSpec
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -100,6 +100,8 @@ class DriverPlan:
 
     cfg: DeidConfig
     config_file: Path
+    #: the bytes of `config_file` the driver validated; exactly these are shipped
+    config_bytes: bytes = field(repr=False)
     method: Method
     policy: Policy
     policy_file: Path
@@ -125,7 +127,10 @@ def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: 
         raise JobConfigError(f"unknown method {method!r} (use one of: {', '.join(m.value for m in Method)})") from None
     try:
         cfg_file = config_path(config).resolve()
+        config_bytes = _read_config(cfg_file)
         cfg = load_config(cfg_file)
+        if _read_config(cfg_file) != config_bytes:
+            raise ConfigError(f"config file {cfg_file} changed while it was being loaded; run again")
         prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
         key = load_key(key_file) if prof.needs_key or key_file is not None else None
         try:
@@ -146,7 +151,7 @@ def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: 
             pipe = DeidPipeline.build(cfg, prof, key, method=chosen, artifact=artifact, model_dir=model)
     except Exception as exc:  # noqa: BLE001 - whatever stops the pipeline from loading stops the run
         raise JobConfigError(f"the {chosen.value} pipeline cannot be loaded: {_one_line(exc)}") from None
-    return DriverPlan(cfg=cfg, config_file=cfg_file, method=chosen, policy=prof,
+    return DriverPlan(cfg=cfg, config_file=cfg_file, config_bytes=config_bytes, method=chosen, policy=prof,
                       policy_file=_policy_file(policy, prof.name, cfg.replacement.policies_dir), key=key,
                       model_dir=model, dictionary=dictionary, versions=pipe.versions())
 
@@ -163,23 +168,31 @@ class JobContext:
 def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True) -> JobContext:
     """Ship configuration and model as archives, broadcast dictionary and key.
 
-    Archives are built in the run's private folder (`jobs.workspace`), which
-    is removed when the run ends.
+    The configuration archive is the folder of the configuration file the
+    driver resolved (`--config`, else `$DEID_CONFIG`, else conf/deid.yaml),
+    so that its relative paths (word lists, policies) resolve the same way
+    on the executors, with that file's validated bytes written over it and
+    the chosen policy file at a fixed place. The spec names the file and
+    carries its hash: a worker that finds other bytes refuses to build a
+    pipeline (its rows fail closed with E_LOAD). Archives are built in the
+    run's private folder (`jobs.workspace`), removed when the run ends.
     """
     from jobs.spark_session import run_workspace
 
     sc = spark.sparkContext
     versions = tuple(sorted(plan.versions.items()))
     conf_dir = plan.config_file.parent
+    config_sha256 = hashlib.sha256(plan.config_bytes).hexdigest()
     if to_executors:
         work = Path(run_workspace().folder("ship"))
         conf_copy = work / "conf"
         if conf_copy.exists():
             shutil.rmtree(conf_copy)
         shutil.copytree(conf_dir, conf_copy)
-        # a profile given as a path travels inside the shipped configuration
-        shutil.copyfile(plan.policy_file, conf_copy / plan.cfg.replacement.policies_dir.relative_to(conf_dir)
-                        / f"{plan.policy.name}.yaml")
+        (conf_copy / plan.config_file.name).write_bytes(plan.config_bytes)
+        shipped_policy = conf_copy / SHIPPED_POLICY
+        shipped_policy.parent.mkdir(exist_ok=True)
+        shutil.copyfile(plan.policy_file, shipped_policy)
         names = {}
         folders = [(CONF_ARCHIVE, conf_copy)] + ([(MODEL_ARCHIVE, plan.model_dir)] if plan.model_dir else [])
         for base, folder in folders:
@@ -188,13 +201,13 @@ def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True) ->
             if name not in _shipped_archives(sc):
                 archive = shutil.make_archive(str(work / name), "zip", root_dir=folder)
                 sc.addArchive(f"{archive}#{name}")
-        spec = PipelineSpec(method=plan.method.value, policy=plan.policy.name, config_name=plan.config_file.name,
-                            conf_archive=names[CONF_ARCHIVE], model_archive=names.get(MODEL_ARCHIVE, MODEL_ARCHIVE),
-                            versions=versions)
+        spec = PipelineSpec(method=plan.method.value, policy=SHIPPED_POLICY, config_name=plan.config_file.name,
+                            config_sha256=config_sha256, conf_archive=names[CONF_ARCHIVE],
+                            model_archive=names.get(MODEL_ARCHIVE, MODEL_ARCHIVE), versions=versions)
     else:
         spec = PipelineSpec(method=plan.method.value, policy=str(plan.policy_file), config_name=plan.config_file.name,
-                            conf_dir=str(conf_dir), model_dir=str(plan.model_dir) if plan.model_dir else None,
-                            versions=versions)
+                            config_sha256=config_sha256, conf_dir=str(conf_dir),
+                            model_dir=str(plan.model_dir) if plan.model_dir else None, versions=versions)
     dictionary_bc = sc.broadcast(plan.dictionary)
     key_bc = sc.broadcast(plan.key.material) if plan.key is not None else None
     return JobContext(spec, dictionary_bc, key_bc)
@@ -217,6 +230,13 @@ def model_in_use(cfg: DeidConfig) -> Path:
     from deid_core.model_refresh.registry import current_model_dir
 
     return current_model_dir(load_refresh_config().registry_dir, cfg.deep.model_dir)
+
+
+def _read_config(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config file {path} ({type(exc).__name__})") from None
 
 
 def _folder_digest(folder: Path) -> str:

@@ -27,6 +27,9 @@ from deid_core.replace.policy import load_policy
 
 CONF_ARCHIVE = "deid_conf"
 MODEL_ARCHIVE = "deid_model"
+#: where the driver puts the chosen policy file inside the configuration archive
+#: (a profile may live outside the configuration folder, or be given as a path)
+SHIPPED_POLICY = ".deid-shipped/policy.yaml"
 
 
 @dataclass(frozen=True)
@@ -37,6 +40,9 @@ class PipelineSpec:
     policy: str
     #: the configuration file the driver resolved, inside the configuration folder
     config_name: str = "deid.yaml"
+    #: sha256 of the bytes the driver validated; a worker that reads other bytes
+    #: refuses to build a pipeline (None: not checked, for tests of a local folder)
+    config_sha256: str | None = None
     #: a local folder for tests and local mode, else None: use the shipped archive
     conf_dir: str | None = None
     model_dir: str | None = None
@@ -59,10 +65,25 @@ def _shipped(name: str) -> Path:
     return Path(SparkFiles.get(name))
 
 
-def _resolve(spec: PipelineSpec) -> tuple[Path, Path]:
+def _resolve(spec: PipelineSpec) -> tuple[Path, str | Path, Path]:
+    """The configuration file, the policy (a name, or a file) and the model folder of `spec`."""
     conf = Path(spec.conf_dir) if spec.conf_dir else _shipped(spec.conf_archive)
     model = Path(spec.model_dir) if spec.model_dir else _shipped(spec.model_archive)
-    return conf / spec.config_name, model
+    policy: str | Path = spec.policy
+    if Path(spec.policy).suffix in (".yaml", ".yml") and not Path(spec.policy).is_absolute():
+        policy = conf / spec.policy
+    return conf / spec.config_name, policy, model
+
+
+def _check_config(spec: PipelineSpec, config_file: Path) -> None:
+    if spec.config_sha256 is None:
+        return
+    try:
+        found = hashlib.sha256(config_file.read_bytes()).hexdigest()
+    except OSError:
+        raise VersionMismatch("the worker cannot read the configuration the driver shipped") from None
+    if found != spec.config_sha256:
+        raise VersionMismatch("the worker's configuration differs from the one the driver checked")
 
 
 _lock = threading.Lock()
@@ -73,7 +94,8 @@ def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: byte
     """The cached pipeline of this worker for `spec`; built on first use.
 
     Raises VersionMismatch when the pipeline is not the one the driver
-    checked (another model, dictionary or policy than the spec names).
+    checked (another configuration file, model, dictionary or policy than
+    the spec names).
     """
     ident = spec.cache_key + hashlib.sha256(dictionary_bytes).hexdigest()[:16]
     if key_material is not None:
@@ -81,10 +103,11 @@ def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: byte
     with _lock:
         pipe = _cache.get(ident)
         if pipe is None:
-            config_file, model_dir = _resolve(spec)
+            config_file, policy_ref, model_dir = _resolve(spec)
+            _check_config(spec, config_file)
             cfg = load_config(config_file)
             artifact = DictionaryArtifact.from_bytes(dictionary_bytes)
-            policy = load_policy(spec.policy, cfg.replacement.policies_dir)
+            policy = load_policy(policy_ref, cfg.replacement.policies_dir)
             key = SecretKey(key_material) if key_material is not None else None
             pipe = DeidPipeline.build(cfg, policy, key, method=Method(spec.method), artifact=artifact,
                                       model_dir=model_dir)
@@ -95,4 +118,7 @@ def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: byte
 
 
 class VersionMismatch(RuntimeError):
-    """A worker built another pipeline than the driver checked (its rows are failed, E_LOAD)."""
+    """A worker found another configuration or built another pipeline than the driver checked.
+
+    Its rows are failed (E_LOAD): fully masked in silver, and quarantined.
+    """
