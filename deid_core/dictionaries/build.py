@@ -207,15 +207,15 @@ def _add_licensed(cfg: DeidConfig, b: _Builder) -> None:
     src = cfg.dictionaries.sources
     if src.meddra_dir is None and src.whodrug_path is None:
         return
-    from deid_core.dictionaries import licensed
+    from deid_core.dictionaries import meddra, whodrug
 
     if src.meddra_dir is not None:
-        terms = licensed.read_meddra_terms(src.meddra_dir)
-        info = licensed.describe_meddra_release(src.meddra_dir)
+        terms = meddra.read_meddra_terms(src.meddra_dir)
+        info = meddra.describe_meddra_release(src.meddra_dir)
         b.record("meddra", "licensed:MedDRA", info.version or "unknown", b.add_bag(terms, Lex.MEDDRA))
     if src.whodrug_path is not None:
-        names = licensed.read_whodrug_names(src.whodrug_path)
-        info = licensed.describe_whodrug(src.whodrug_path)
+        names = whodrug.read_whodrug_names(src.whodrug_path)
+        info = whodrug.describe_whodrug(src.whodrug_path)
         b.record("whodrug", "licensed:WHODrug", info.version or "unknown", b.add_bag(names, Lex.WHODRUG))
         for name in names:
             words = _words(name)

@@ -1,0 +1,157 @@
+"""AGE detection: "45 y.o.", "aged 32", "in her 80s", "67M", infant ages in months, weeks, days.
+
+Why this module exists: an age is a quasi-identifier (ages over 89 are PHI
+under HIPAA Safe Harbor, and every age narrows down a patient), and it hides
+among numbers that look the same but are durations or values ("for 5 yrs",
+"2 years ago", "temp 38 F", "16 F catheter"). Age patterns are composed from
+small parts ("y.o.", "years old", "aged N", number words), as rule-based
+de-identification of VigiBase narratives did. Only the number (or the
+number words) is the AGE span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import regex as re
+
+from deid_core.rules.patterns.common import PatternMatch, _followed_by, _preceded_by
+
+_UNIT_NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine)"
+# one..ninety-nine in words, factored by first letter so a failing word is left fast
+_NUM_WORD = (
+    r"(?:(?:t(?:wenty|hirty)|f(?:ou?rty|ifty)|s(?:ixty|eventy)|eighty|ninety)"
+    rf"(?:[\s-]?{_UNIT_NUMBER_WORD}(?![^\W\d_]))?"
+    r"|t(?:en|wo|hree|welve|hirteen)|f(?:our|ive|ourteen|ifteen)|s(?:ix|even|ixteen|eventeen)"
+    r"|e(?:ight|leven|ighteen)|n(?:ine|ineteen)|one)(?![^\W\d_])"
+)
+_AGE_DIGITS = r"\d{1,3}(?:[.,]\d{1,2})?(?:\s?(?:-|–|to)\s?\d{1,3}(?!\d))?"
+_WORD_VALUES = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen".split()
+    )
+}
+_TENS_VALUES = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fourty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}
+
+# Year suffixes all start with "y" (the literal lets the engine skip ahead):
+# 9 y.o., 9yo, 45 y/o, 9-year-old, 45-yr-old, 4 years of age, 45 yrs, 45y.
+# Only the number is the AGE span.
+_AGE_Y_SUFFIX = (
+    r"\s?[-–]?\s?(?i:y)"
+    r"(?i:\.?\s?o\.?(?![a-eg-ln-z])"  # "yo", "y.o."; an F/M may follow directly (67yoF)
+    r"|\s?/\s?o(?![^\W\d_])"
+    r"|(?:ears?|rs?)?\.?[\s-]*old(?![^\W\d_])"
+    r"|(?:ears?|rs?)\.?\s+of\s+age(?![^\W\d_])"
+    r"|(?P<bare>(?:ears?|rs?)?)\.?(?![^\W\d_]))"
+)
+_AGE_YEAR_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(rf"(?<![\w.,])(?P<num>{_AGE_DIGITS}){_AGE_Y_SUFFIX}"),
+    re.compile(rf"(?i:\b(?P<num>{_NUM_WORD})){_AGE_Y_SUFFIX}"),
+)
+# Infant ages: 3 months old, 6-week-old, 10 days of age, eleven months old
+# (one regex per unit letter and number style: a literal lets the engine skip ahead)
+_AGE_INFANT_UNITS = (r"(?i:m)(?i:onths?|os?|ths?)", r"(?i:w)(?i:eeks?|ks?)", r"(?i:d)(?i:ays?)")
+_AGE_INFANT_RES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(rf"{num}\s?[-–]?\s?{unit}\.?(?i:[\s-]*old|\s+of\s+age)(?![^\W\d_])")
+    for unit in _AGE_INFANT_UNITS
+    for num in (rf"(?<![\w.,])(?P<num>{_AGE_DIGITS})", rf"(?i:\b(?P<num>{_NUM_WORD}))")
+)
+# "45 yrs" is an age; "for 5 yrs" and "2 years ago" are durations.
+_DURATION_BEFORE_RE = re.compile(
+    r"(?:\b(?:for|over|past|last|previous|prior|next|within|after|since|during|lasting|every|per|in|x)|[x×~])\s*$",
+    re.IGNORECASE,
+)
+_DURATION_AFTER_RE = re.compile(
+    r"\s*(?:ago|later|earlier|after|before|prior|previously|since|duration|history|period|follow\w*|of(?!\s+age))\b",
+    re.IGNORECASE,
+)
+# aged 32, age 32, age: 32, age of 41; and "a.o. 85"
+_AGE_KEYWORD_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(
+        rf"(?<![^\W\d_])(?i:age)(?i:d|\s*(?:of|is|was|:|=|-))?\s*(?i:of\s+)?"
+        rf"(?i:about\s+|approximately\s+|approx\.?\s*|~\s*)?(?P<num>\d{{1,3}}|(?i:{_NUM_WORD}))(?!\d)"
+    ),
+    re.compile(r"(?<![^\W\d_])(?i:a\.o\.)\s*(?P<num>\d{1,3})(?!\d)"),
+)
+# in his 80s, in her late 80s, in their eighties
+_AGE_DECADE_RE = re.compile(
+    r"(?<![^\W\d_])(?:in|at)\s+(?:his|her|their|the|its)\s+(?:(?:early|mid|late)[\s-]*)?"
+    r"(?P<num>\d0['’]?s|teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_DECADE_GATES = ("0s", "0's", "0’s", "ties", "teens")
+# 67M, 67 F: the sex letter is a capital (case-sensitive); one regex per
+# letter, because a literal lets the engine skip ahead
+_AGE_SEX_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![\w.,/-])(?P<num>\d{1,3})\s?M(?![\w/])"),
+    re.compile(r"(?<![\w.,/-])(?P<num>\d{1,3})\s?F(?![\w/])"),
+)
+_TEMPERATURE_BEFORE_RE = re.compile(r"(?:\btemp\w*|\bt|°)\s*[:=]?\s*$", re.IGNORECASE)
+_CATHETER_AFTER_RE = re.compile(r"\s*(?:foley|catheter|cath|fr|french)\b", re.IGNORECASE)
+_LEADING_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
+_WORD_SPLIT_RE = re.compile(r"[\s-]+")
+
+
+def _age_value(num: str) -> float | None:
+    """Value of the first number of an age span (digits or words); None if unknown."""
+    head = _LEADING_NUMBER_RE.match(num)
+    if head:
+        return float(head.group().replace(",", "."))
+    words = _WORD_SPLIT_RE.split(num.lower())
+    if words[0] in _TENS_VALUES:
+        return float(_TENS_VALUES[words[0]] + (_WORD_VALUES.get(words[1], 0) if len(words) > 1 else 0))
+    return float(_WORD_VALUES[words[0]]) if words[0] in _WORD_VALUES else None
+
+
+def _plausible_age(num: str) -> bool:
+    value = _age_value(num)
+    return value is not None and value <= 125
+
+
+def _year_ages(text: str) -> Iterator[PatternMatch]:
+    """Numbers followed by a year unit; bare "yrs"/"years" must not read as a duration."""
+    for rx in _AGE_YEAR_RES:
+        for m in rx.finditer(text):
+            if not _plausible_age(m.group("num")):
+                continue
+            if m.group("bare") is not None:
+                gap = text[m.end("num") : m.start("bare")]
+                if not m.group("bare") and any(ch.isspace() for ch in gap):
+                    continue  # "45y" is an age, "5 y" is too ambiguous
+                if _preceded_by(text, m.start(), _DURATION_BEFORE_RE, 20) or _followed_by(
+                    text, m.end(), _DURATION_AFTER_RE
+                ):
+                    continue
+            yield PatternMatch(m.start("num"), m.end("num"), "AGE", "age_phrase")
+
+
+def find_ages(text: str) -> list[PatternMatch]:
+    """AGE candidates; the span is only the number (or number words) of the age."""
+    out = list(_year_ages(text))
+    low = text.lower()
+    if "old" in low or "of age" in low:
+        for m in (m for rx in _AGE_INFANT_RES for m in rx.finditer(text)):
+            if _plausible_age(m.group("num")):
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_phrase"))
+    for rx in _AGE_KEYWORD_RES:
+        for m in rx.finditer(text):
+            if _plausible_age(m.group("num")):
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_keyword"))
+    if any(g in low for g in _DECADE_GATES):
+        for m in _AGE_DECADE_RE.finditer(text):
+            out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_decade"))
+    for rx in _AGE_SEX_RES:
+        for m in rx.finditer(text):
+            if not 1 <= int(m.group("num")) <= 120:
+                continue
+            if _preceded_by(text, m.start(), _TEMPERATURE_BEFORE_RE, 12) or _followed_by(
+                text, m.end(), _CATHETER_AFTER_RE
+            ):
+                continue
+            out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_sex"))
+    return out

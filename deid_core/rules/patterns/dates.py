@@ -1,0 +1,235 @@
+"""DATE detection: dates with a month name, numeric dates, partial dates and years.
+
+Why this module exists: dates are the most varied identifier in a narrative
+and the largest detector family. Date patterns are composed from small parts
+(month names, 1-2 digit days, 2/4 digit years), as rule-based
+de-identification of VigiBase narratives did, and extended with the shapes of
+nursing notes (month/day without a year, ordinal days, space-separated
+dates). Clinical values (doses, lab values, vital signs, clock times,
+durations) are kept out of DATE where the context says so; the only effect
+of a wrong DATE on such a number is a visibly wrong placeholder, because the
+number is masked by a separate digit rule anyway, while a missed date leaks.
+
+`find_dates` yields every plausible (possibly overlapping) reading; the
+combining detector in `deid_core.rules.patterns.detector` keeps the longest.
+It also uses `_NUMERIC_DATE_DETECTORS` to keep numeric dates out of PHONE,
+and the ID family uses `_is_compact_date` to leave yyyymmdd dates to DATE.
+"""
+
+from __future__ import annotations
+
+import calendar
+from collections.abc import Iterator
+
+import regex as re
+
+from deid_core.rules.patterns.common import (
+    _NOT_UNIT,
+    _UNIT_AHEAD,
+    _UNIT_AHEAD_RE,
+    PatternMatch,
+    _followed_by,
+    _preceded_by,
+)
+
+_YEAR4 = r"(?:19|20)\d{2}"
+_YEAR = rf"(?:{_YEAR4}|['’]\d{{2}}|\d{{2}})(?!\d)"
+
+# Dates with a month name are grown outwards from each month word: one scan
+# for month words, then anchored look-ups for a day or a year on either side.
+# Forms: 12-JAN-2014, 12 Jan 14, 12JAN2014, 24th of January 2014, 24 January,
+# January 24, 2014, Sept. 3rd, 2019, Jan 24, jan2014, Jan-2014, Jan '14,
+# May of 2014, 2014 oct, 2014-Jan-12.
+_MONTH_WORD_RE = re.compile(
+    r"(?<![^\W\d_])(?P<mon>j(?:an(?:uary)?|u(?:ne?|ly?))|feb(?:ruary)?|ma(?:r(?:ch)?|y)|a(?:pr(?:il)?|ug(?:ust)?)"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![^\W\d_])\.?",
+    re.IGNORECASE,
+)
+_DAY_BEFORE_RE = re.compile(r"(?<![\w.,/:])(?P<day>\d{1,2})(?i:st|nd|rd|th)?(?i:\s+of\s+(?:the\s+)?|[\s./-]{0,3})$")
+_YEAR_BEFORE_RE = re.compile(r"(?<![\w.,/:])(?:19|20)\d{2}[\s./-]{0,3}$")
+_DAY_AFTER_RE = re.compile(
+    rf"[\s./-]{{0,3}}(?P<day>\d{{1,2}})(?i:st|nd|rd|th)?(?![^\W_])"
+    rf"(?:(?:,\s*|,?[\s./-]{{1,3}})(?P<year>{_YEAR}){_NOT_UNIT})?"
+)
+_YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}(?i:of\s+)?(?:{_YEAR4}|['’]\d{{2}})(?!\d){_NOT_UNIT}")
+_ANY_YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}{_YEAR}{_NOT_UNIT}")
+#: Month words that are also ordinary English: in lower case they count only
+#: when a number follows them inside the match ("may 2014", not "may be").
+_AMBIGUOUS_MONTHS = frozenset({"may", "mar", "march"})
+#: Full month names that stand alone as a DATE ("since January"); May and
+#: March are left out because they are also common English words.
+_FULL_MONTH_NAMES = frozenset("january february april june july august september october november december".split())
+
+# 1/8/14, 01/08/2014, 21.03.2020, 21.3.20, 9/30/20 (either day or month first)
+_DATE_NUMERIC_RE = re.compile(
+    r"(?<![\w.,/:])(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})(?!\d)(?![./-]\d)"
+)
+# 2014-01-12, 2014/01/12, 2014-01-12T08:30 (an attached ISO time is kept)
+_DATE_ISO_RE = re.compile(
+    r"(?<![\w.,/:])(?P<y>\d{4})(?P<sep>[./-])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?!\d)(?![./-]\d)"
+    r"(?:T\d{2}(?::?\d{2}){1,2}(?:Z|[+-]\d{2}:?\d{2})?(?!\d))?"
+)
+# 03/2014, 3-2014
+_DATE_MONTH_YEAR_RE = re.compile(rf"(?<![\w.,/:])(?P<m>\d{{1,2}})[./-](?P<y>\d{{4}})(?!\d)(?![./-]\d){_NOT_UNIT}")
+# 20140112: yyyymmdd only; other 8-digit runs are left to the ID detector
+_DATE_COMPACT_RE = re.compile(r"(?<![\w.,])\d{8}(?!\d)(?![.,]\d)")
+# "FU 7 10 2003": d m yyyy with single spaces (4-digit year only, to stay
+# clear of space-separated series of lab values)
+_DATE_SPACED_RE = re.compile(r"(?<![\w.,/:-])(?P<a>\d{1,2})[ \t](?P<b>\d{1,2})[ \t](?P<y>\d{4})(?!\d)(?![.,:]\d)")
+# 10/13, 8/23: month/day without a year, as nursing notes write them.
+# Trade-off: "4/5" (a muscle-power score) and "10/13" (a date) look the same.
+# The date reading is accepted whenever both parts are valid in either order
+# and the context does not mark a value (a unit or "%" after it; "BP",
+# "strength", "x", ... before it). A false DATE on a value only changes the
+# placeholder of a number that is masked anyway; a missed date leaks.
+_DATE_MONTH_DAY_RE = re.compile(r"(?<![\w.,/:])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/])(?![.,:]\d)")
+_VALUE_BEFORE_RE = re.compile(
+    r"(?:\b(?:n?i?bp|b/p|abp|blood\s+pressure|pressures?|strength|power|motor|muscles?|scored?|"
+    r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
+    r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x)|[x×*=])\s*[:=]?\s*(?:of\s+)?$",
+    re.IGNORECASE,
+)
+_VALUE_AFTER_RE = re.compile(
+    rf"{_UNIT_AHEAD}|\s*(?:strength|power|pain|score|scale|ratio|dilution|titer|titre|bilat\w*|"
+    r"murmur|systolic|diastolic|in\s+strength)\b",
+    re.IGNORECASE,
+)
+# 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
+_DATE_YEAR_RE = re.compile(rf"(?<![\w.,:/#$£€+])(?P<y>[12][09]\d{{2}})(?:['’]?s)?(?![\w])(?![.,:]\d){_NOT_UNIT}")
+_TIME_BEFORE_RE = re.compile(r"(?:\bat|@)\s*$", re.IGNORECASE)  # "at 2000" is a clock time
+# mid-2014, Q3 2019, spring 2019, end of 2014: a year with a period word before it
+_PERIOD_BEFORE_RE = re.compile(
+    r"(?<![^\W\d_])(?:(?:early|mid|late|end\s+of|beginning\s+of|start\s+of)[\s-]?|q[1-4][\s-]?|h[12][\s-]?"
+    r"|(?:spring|summer|autumn|fall|winter)(?:\s+of)?\s+)$",
+    re.IGNORECASE,
+)
+# '95, '50s: a two-digit year after an apostrophe
+_DATE_APOS_YEAR_RE = re.compile(rf"(?<![\w'’])['’]\d{{2}}s?(?![\w])(?![.,:]\d){_NOT_UNIT}")
+# 29th, 11th, 3rd standing alone ("seen on the 29th"), unless a counted noun
+# follows ("3rd dose", "2nd-line").
+_DATE_ORDINAL_RE = re.compile(r"(?<![\w.,/])(?P<day>\d{1,2})(?i:st|nd|rd|th)(?![\w])")
+_ORDINAL_NOUN_AFTER_RE = re.compile(
+    r"[\s-]*(?:doses?|dosing|cycles?|lines?|days?|weeks?|months?|years?|times?|trimesters?|courses?|"
+    r"infusions?|injections?|shots?|vaccinations?|vaccines?|treatments?|generations?|degrees?|"
+    r"grades?|visits?|percentiles?|centiles?|ribs?|toes?|fingers?|digits?|metatarsals?|"
+    r"metacarpals?|intercostal|cranial|nerves?|ventricles?|floors?|place|attempts?|episodes?|"
+    r"occurrences?|admissions?|hospitali[sz]ations?|birthdays?|decades?|century|order|party|"
+    r"lumbar|sacral|cervical|thoracic|vertebrae?|hours?|sessions?|rounds?|pregnancy|child|baby|"
+    r"sons?|daughters?|stage|phase|level|quartile|tertile|quintile|streets?|st|avenues?|ave|roads?|rd|"
+    r"fl|wards?|class|edition)\b",
+    re.IGNORECASE,
+)
+
+#: Detectors whose matches are fully numeric dates; a phone candidate that
+#: overlaps one of them is a date, not a phone ("21.03.2020", "7 10 2003").
+_NUMERIC_DATE_DETECTORS = frozenset({"date_numeric", "date_iso", "date_compact", "date_spaced"})
+
+
+def _day_month_ok(a: int, b: int) -> bool:
+    """True when (a, b) is a valid day/month pair in either order."""
+    return (1 <= a <= 31 and 1 <= b <= 12) or (1 <= a <= 12 and 1 <= b <= 31)
+
+
+def _year_ok(y: str) -> bool:
+    """Four-digit years 19xx/20xx; other 4-digit numbers are values or IDs."""
+    return y[:2] in ("19", "20")
+
+
+def _is_compact_date(s: str) -> bool:
+    """An 8-digit yyyymmdd that is a real calendar date."""
+    if len(s) != 8 or not s.isdigit() or not _year_ok(s):
+        return False
+    y, m, d = int(s[:4]), int(s[4:6]), int(s[6:])
+    return 1 <= m <= 12 and 1 <= d <= calendar.monthrange(y, m)[1]
+
+
+def _text_dates(text: str) -> Iterator[PatternMatch]:
+    """Dates written with a month name, grown outwards from each month word.
+
+    Yields every plausible reading; the resolver keeps the longest. A
+    lower-case "may"/"mar"/"march" counts only with a number after it, and a
+    full month name standing alone ("since January") is a DATE by itself.
+    """
+    for mw in _MONTH_WORD_RE.finditer(text):
+        s, e = mw.span()
+        mon = mw.group("mon")
+        strict = mon.islower() and mon in _AMBIGUOUS_MONTHS
+        day_before = _preceded_by(text, s, _DAY_BEFORE_RE, 16)
+        if day_before and not 1 <= int(day_before.group("day")) <= 31:
+            day_before = None
+        day_after = _DAY_AFTER_RE.match(text, e)
+        if day_after and not 1 <= int(day_after.group("day")) <= 31:
+            day_after = None
+        if day_after and (day_after.group("year") or not _followed_by(text, day_after.end("day"), _UNIT_AHEAD_RE)):
+            yield PatternMatch(s, day_after.end(), "DATE", "date_text")
+        year_after = _YEAR_AFTER_RE.match(text, e)
+        if year_after:
+            yield PatternMatch(s, year_after.end(), "DATE", "date_text")
+        if day_before:
+            any_year = _ANY_YEAR_AFTER_RE.match(text, e)
+            if any_year:
+                yield PatternMatch(day_before.start(), any_year.end(), "DATE", "date_text")
+            elif not strict:
+                yield PatternMatch(day_before.start(), e, "DATE", "date_text")
+        year_before = _preceded_by(text, s, _YEAR_BEFORE_RE, 8)
+        if year_before and (day_after or not strict):
+            yield PatternMatch(year_before.start(), day_after.end("day") if day_after else e, "DATE", "date_text")
+        if mon.lower() in _FULL_MONTH_NAMES:
+            yield PatternMatch(s, s + len(mon), "DATE", "date_month_name")
+
+
+def _numeric_dates(text: str) -> Iterator[PatternMatch]:
+    """Fully numeric dates with a year; validated so that ratios and ranges drop out."""
+    for m in _DATE_NUMERIC_RE.finditer(text):
+        a, b, y = int(m.group("a")), int(m.group("b")), m.group("y")
+        if _day_month_ok(a, b) and (len(y) == 2 or 1800 <= int(y) <= 2099):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_numeric")
+    for m in _DATE_ISO_RE.finditer(text):
+        if _year_ok(m.group("y")) and 1 <= int(m.group("m")) <= 12 and 1 <= int(m.group("d")) <= 31:
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_iso")
+    for m in _DATE_MONTH_YEAR_RE.finditer(text):
+        if 1 <= int(m.group("m")) <= 12 and _year_ok(m.group("y")):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_month_year")
+    for m in _DATE_COMPACT_RE.finditer(text):
+        if _is_compact_date(m.group()):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_compact")
+    for m in _DATE_SPACED_RE.finditer(text):
+        if _year_ok(m.group("y")) and _day_month_ok(int(m.group("a")), int(m.group("b"))):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_spaced")
+
+
+def _month_day_dates(text: str) -> Iterator[PatternMatch]:
+    """Month/day without a year, unless the context marks it as a value (see the regex note)."""
+    for m in _DATE_MONTH_DAY_RE.finditer(text):
+        a, b = int(m.group("a")), int(m.group("b"))
+        if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
+            continue
+        if _preceded_by(text, m.start(), _VALUE_BEFORE_RE) or _followed_by(text, m.end(), _VALUE_AFTER_RE):
+            continue
+        yield PatternMatch(m.start(), m.end(), "DATE", "date_month_day")
+
+
+def _partial_dates(text: str) -> Iterator[PatternMatch]:
+    """Years (alone or after a period word), apostrophe years and ordinal days."""
+    for m in _DATE_YEAR_RE.finditer(text):
+        if not _year_ok(m.group("y")) or _preceded_by(text, m.start(), _TIME_BEFORE_RE, 6):
+            continue
+        yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
+        period = _preceded_by(text, m.start(), _PERIOD_BEFORE_RE, 20)
+        if period:
+            yield PatternMatch(period.start(), m.end(), "DATE", "date_period")
+    for m in _DATE_APOS_YEAR_RE.finditer(text):
+        yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
+    for m in _DATE_ORDINAL_RE.finditer(text):
+        if 1 <= int(m.group("day")) <= 31 and not _followed_by(text, m.end(), _ORDINAL_NOUN_AFTER_RE):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_ordinal")
+
+
+def find_dates(text: str) -> list[PatternMatch]:
+    """All DATE candidates (possibly overlapping); `PatternDetector.find` resolves overlaps."""
+    out: list[PatternMatch] = []
+    out.extend(_text_dates(text))
+    out.extend(_numeric_dates(text))
+    out.extend(_month_day_dates(text))
+    out.extend(_partial_dates(text))
+    return out

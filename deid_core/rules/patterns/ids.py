@@ -1,0 +1,100 @@
+"""ID detection: codes after an identifier keyword, SSNs, mixed letter/digit codes, long digit runs.
+
+Why this module exists: record numbers, case and report numbers, lot
+numbers, SSNs and company report IDs ("US-PFIZER-2014-123456") have no
+common format. What marks them is a keyword before them ("MRN", "lot",
+"case no.") or a shape no clinical value has (five or more digits mixed with
+letters, six or more digits in a row). Doses with a unit code ("5000000IU")
+and yyyymmdd dates are left out here; the combining detector lets a
+keyword-introduced code win over a DATE, PHONE or AGE reading of the same
+characters ("MRN 20140112").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import regex as re
+
+from deid_core.rules.patterns.common import _NOT_UNIT, _UNIT_CODE_RE, PatternMatch, _digit_count, _preceded_by
+from deid_core.rules.patterns.dates import _is_compact_date
+
+# Keyword-introduced codes: MRN 12345678, MR# 445566, case no. 2014-123,
+# Lot: AB1234, SSN 123-45-6789, ID: rg17. The regex anchors on the *last*
+# keyword before the code (a standalone keyword, a qualifier such as "no",
+# "number", "id", or "#"); a qualifier is accepted only when a prefix word
+# ("case", "record", "MR", ...) or a standalone keyword precedes it.
+_ID_STANDALONE_WORDS = (
+    "mrn ssn id lot batch serial license licence dea acct account policy npi passport upin medicaid medicare nhs"
+).split()
+_ID_QUALIFIER_WORDS = "no nr number num ref reference code identifier identification".split()
+_ID_KEYWORD_RE = re.compile(
+    r"(?i)(?:\b(?P<kw>\L<id_words>)\b\.?|(?P<kw2>#)|\b(?P<kw3>i\.d|m\.r\.n|s/n)\b\.?)"
+    r"\s*[:#=]?\s*(?=[A-Za-z0-9./_-]*\d)(?P<code>[A-Za-z0-9](?:[A-Za-z0-9./_-]{0,38}[A-Za-z0-9])?)(?![A-Za-z0-9])",
+    id_words=_ID_STANDALONE_WORDS + _ID_QUALIFIER_WORDS,
+)
+_ID_PREFIX_BEFORE_RE = re.compile(
+    r"(?<![^\W\d_])(?:medical\s+record|health\s+record|record|chart|hospital|unit|health|patient|pt|subject|"
+    r"case|report|safety\s+report|reference|ref|manufacturer|mfr|aer|worldwide|study|protocol|accession|"
+    r"specimen|sample|member|insurance|claim|control|local|unique|company|sender|tracking|registration|"
+    r"file|document|certificate|device|mr|social\s+security|serial|" + "|".join(_ID_STANDALONE_WORDS) + r")"
+    r"(?:\s*(?:id|identifier|identification|no|nr|number|num|ref(?:erence)?|code)\b\.?)*\s*#?\s*$",
+    re.IGNORECASE,
+)
+_A_LOT_BEFORE_RE = re.compile(r"\ba\s+$", re.IGNORECASE)
+_SSN_RE = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w])(?!-\d)")
+# Mixed letter/digit codes with >= 5 digits (US-PFIZER-2014-123456, AB123456)
+# are found from a 5-digit core inside one token, then grown to the token.
+_ID_CODE_CORE_RE = re.compile(r"\d(?:[A-Za-z_/-]*\d){4}")
+_ID_CODE_SHAPE_RE = re.compile(r"[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+){0,8}")
+_CODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/")
+_ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
+_ID_DIGITS_RE = re.compile(rf"(?<![\w.,])\d{{6,}}(?![\w])(?![.,]\d){_NOT_UNIT}")
+
+
+def _keyword_ids(text: str) -> Iterator[PatternMatch]:
+    """Codes that follow an identifier keyword; the span is the code only."""
+    for m in _ID_KEYWORD_RE.finditer(text):
+        kw = (m.group("kw") or m.group("kw2") or m.group("kw3")).lower()
+        if kw == "lot" and _preceded_by(text, m.start(), _A_LOT_BEFORE_RE, 6):
+            continue  # "a lot 3 times"
+        if (kw in _ID_QUALIFIER_WORDS or kw == "#") and not _preceded_by(text, m.start(), _ID_PREFIX_BEFORE_RE, 40):
+            continue  # "no. 5", "#3" on their own are not identifiers
+        yield PatternMatch(m.start("code"), m.end("code"), "ID", "id_keyword")
+
+
+def _code_ids(text: str) -> Iterator[PatternMatch]:
+    """Mixed letter/digit codes with at least five digits, minus dose-like units (5000000IU)."""
+    token_end = 0
+    for core in _ID_CODE_CORE_RE.finditer(text):
+        if core.start() < token_end:
+            continue  # another core of the token just handled
+        s, e = core.start(), core.end()
+        while s > 0 and text[s - 1] in _CODE_CHARS:
+            s -= 1
+        while e < len(text) and text[e] in _CODE_CHARS:
+            e += 1
+        while text[s] in "-_/":
+            s += 1
+        token_end = e
+        while text[e - 1] in "-_/":
+            e -= 1
+        code = text[s:e]
+        if (
+            _ID_CODE_SHAPE_RE.fullmatch(code)
+            and _ASCII_LETTER_RE.search(code)
+            and _digit_count(code) >= 5
+            and not _UNIT_CODE_RE.fullmatch(code)
+        ):
+            yield PatternMatch(s, e, "ID", "id_code")
+
+
+def find_ids(text: str) -> list[PatternMatch]:
+    """Identifier candidates: keyword-introduced codes, SSNs, mixed codes and long digit runs."""
+    out = list(_keyword_ids(text))
+    out.extend(PatternMatch(m.start(), m.end(), "ID", "id_ssn") for m in _SSN_RE.finditer(text))
+    out.extend(_code_ids(text))
+    for m in _ID_DIGITS_RE.finditer(text):
+        if not _is_compact_date(m.group()):  # yyyymmdd is left to DATE
+            out.append(PatternMatch(m.start(), m.end(), "ID", "id_digits"))
+    return out

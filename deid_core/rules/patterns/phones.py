@@ -1,0 +1,192 @@
+"""PHONE detection: the `phonenumbers` matcher on pre-filtered windows, plus regexes for what it misses.
+
+Why this module exists: phone numbers come in national formats that only a
+numbering-plan library knows, so the `phonenumbers` matcher confirms
+candidates for the configured regions. Running it over whole narratives is
+slow, so it only sees short windows of phone-shaped text, at most
+`_MAX_LIB_WINDOWS` per call. Regexes cover the notations it cannot be relied
+on for (NANP, hyphenated local numbers, "+"/"00" international numbers,
+numbers after "tel"/"fax"/"pager", bare extensions), and these still run
+when no region is configured or the window budget is spent. Blood pressures,
+series of lab values, clock times, decimals, SSNs, IPv4 addresses and
+numeric dates are kept out of PHONE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import phonenumbers
+import regex as re
+
+from deid_core.rules.patterns.common import (
+    _UNIT_AHEAD_RE,
+    PatternMatch,
+    _digit_count,
+    _followed_by,
+    _preceded_by,
+)
+
+_EXT = r"(?:\s?(?:ext(?:ension)?\.?|x)\s?\d{1,5}(?!\d))"
+_DIGIT_GROUPS = r"\(?\d++\)?(?:(?:[ .\-/]|\s?[-–]\s?)?\(?\d++\)?){0,7}"
+
+# Coarse phone shape: the windows handed to phonenumbers' matcher. Running the
+# matcher over whole narratives for ten regions costs tens of milliseconds
+# per document; over these short, pre-filtered windows it costs little.
+_PHONE_SHAPE_RE = re.compile(
+    rf"(?<![\w+.,/])(?<![^\W_]-)(?P<main>(?:\+\s?)?{_DIGIT_GROUPS})(?P<ext>{_EXT})?", re.IGNORECASE
+)
+# Why: NANP numbers ((410) 555-9876, 410.555.9876, 240444-1243) must be found
+# even when US/CA are not among the configured regions or the per-text
+# matcher budget is spent.
+_PHONE_NANP_RE = re.compile(
+    rf"(?<![\w+.,/])(?<![^\W_]-)(?:\+?1[\s.-]?)?(?:\(\d{{3}}\)\s?|\d{{3}}[\s.-]?)\d{{3}}[\s.-]?\d{{4}}"
+    rf"(?!\d)(?![.,]\d){_EXT}?",
+    re.IGNORECASE,
+)
+# Why: the matcher accepts 7-digit local numbers (555-9876) only for some
+# regions; the hyphenated 3-4 shape is a phone in any region.
+_PHONE_LOCAL_RE = re.compile(r"(?<![\w+.,/-])\d{3}-\d{4}(?!\d)(?![.,-]\d)")
+# Why: international numbers with "+" or "00" (including the "(0)" trunk
+# notation) must be found when no region is configured or the budget is spent.
+_PHONE_INTL_RE = re.compile(
+    rf"(?<![\w+])(?:\+\s?|00)[1-9]\d{{0,3}}(?:[\s.\-/]{{1,2}}(?:\(\d{{1,4}}\)\s?)?\d{{1,8}}){{2,7}}(?!\d){_EXT}?",
+    re.IGNORECASE,
+)
+# Why: after "tel", "fax", "pager", ... a number is a phone even when short
+# (pager 54321, beeper #33445); neither the matcher nor the shapes accept it.
+_PHONE_KEYWORD_RE = re.compile(
+    r"(?<![^\W\d_])(?P<kw>tel(?:ephone|efon)?|phone|ph|fax|facsimile|pager|beeper|bleep|"
+    r"cell(?:ular|phone)?|mobile|mob|contact\s+(?:no|number))(?![^\W\d_])\.?\s*"
+    r"(?:(?:no|nr|number|num)(?![^\W\d_])\.?\s*)?[:#.]?\s*#?\s*"
+    rf"(?P<num>(?:\+\s?)?{_DIGIT_GROUPS}{_EXT}?)",
+    re.IGNORECASE,
+)
+# Why: an extension on its own ("x 273", "ext. 4411") is a phone. One regex
+# per marker, as a literal start lets the engine skip ahead.
+_PHONE_EXT_RES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?<![^\W\d_])(?i:x)\s?#?\s?(?P<num>\d{3,5})(?!\d)(?![.,]\d)"),
+    re.compile(r"(?<![^\W\d_])(?i:ext)(?i:ension)?\.?\s?#?\s?(?P<num>\d{2,5})(?!\d)(?![.,]\d)"),
+)
+_DIGIT_BEFORE_RE = re.compile(r"\d\s*$")
+_SHORT_DECIMAL_RE = re.compile(r"\d{1,3}[.,]\d{1,3}")
+_BP_SHAPE_RE = re.compile(r"(?<!\d)\d{2,3}/\d{2,3}(?!\d)")
+_SSN_SHAPE_RE = re.compile(r"\d{3}-\d{2}-\d{4}")
+_DECIMAL_RE = re.compile(r"\d+[.,]\d+")
+_IPV4_SHAPE_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
+_DIGITS_RE = re.compile(r"\d+")
+
+#: Most coarse windows handed to the matcher per `find` call; the regexes
+#: above still run past it, so this only bounds the cost of adversarial text.
+_MAX_LIB_WINDOWS = 32
+_MAX_WINDOW_CHARS = 40
+
+
+def _clinical_number_series(main: str) -> bool:
+    """True for digit groups that read as clinical values rather than a phone number.
+
+    Rejects blood-pressure pairs (120/80 140/90), series of short values
+    (112 145 130, 94-96 97-99), pairs of clock times (0800 2130), decimals,
+    SSNs and IPv4 addresses. Numbers starting with "+", "0" or "(" carry
+    trunk or international evidence and skip the value checks.
+    """
+    s = main.strip()
+    groups = _DIGITS_RE.findall(s)
+    if _SSN_SHAPE_RE.fullmatch(s) or _IPV4_SHAPE_RE.fullmatch(s) or _DECIMAL_RE.fullmatch(s):
+        return True
+    if len(groups) >= 2 and all(len(g) == 4 and int(g[:2]) < 24 and int(g[2:]) < 60 for g in groups):
+        return True
+    if s.startswith(("+", "0", "(")):
+        return False
+    if _BP_SHAPE_RE.search(s):
+        return True
+    return all(len(g) <= 3 for g in groups)
+
+
+@lru_cache(maxsize=8192)
+def _lib_phone_spans(window: str, regions: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """Spans that phonenumbers' matcher (POSSIBLE leniency) finds in `window`, over all regions.
+
+    Cached because the same numbers (a switchboard, a company fax) recur
+    across narratives. Stops early once a region matches the whole window:
+    no other region can add a longer span.
+    """
+    spans: set[tuple[int, int]] = set()
+    whole = len(window.rstrip())
+    for region in regions:
+        for m in phonenumbers.PhoneNumberMatcher(window, region, leniency=phonenumbers.Leniency.POSSIBLE):
+            spans.add((m.start, m.end))
+        if any(a == 0 and b >= whole for a, b in spans):
+            break
+    return tuple(sorted(spans))
+
+
+def _phone_ok(text: str, start: int, end: int, date_cover: bytearray) -> bool:
+    """Shared filters for shape-based phone candidates (not the keyword ones)."""
+    span = text[start:end]
+    if not 7 <= _digit_count(span) <= 20:
+        return False
+    if span.isdigit():  # a bare digit run is left to the ID detector
+        return False
+    if 1 in date_cover[start:end]:
+        return False
+    return not _followed_by(text, end, _UNIT_AHEAD_RE)
+
+
+class _PhoneFinder:
+    """Phone detection for one configured region set."""
+
+    def __init__(self, regions: Sequence[str]) -> None:
+        self.regions = tuple(r.upper() for r in regions)
+
+    def find(self, text: str, date_cover: bytearray) -> list[PatternMatch]:
+        """All PHONE candidates; `date_cover` marks characters inside numeric dates."""
+        out: list[PatternMatch] = []
+        self._library(text, date_cover, out)
+        for rx, name in (
+            (_PHONE_NANP_RE, "phone_nanp"),
+            (_PHONE_LOCAL_RE, "phone_local"),
+            (_PHONE_INTL_RE, "phone_intl"),
+        ):
+            for m in rx.finditer(text):
+                if _phone_ok(text, m.start(), m.end(), date_cover):
+                    out.append(PatternMatch(m.start(), m.end(), "PHONE", name))
+        self._keyword(text, out)
+        return out
+
+    def _library(self, text: str, date_cover: bytearray, out: list[PatternMatch]) -> None:
+        """Coarse windows, pre-filtered, confirmed by phonenumbers' matcher."""
+        if not self.regions:
+            return
+        budget = _MAX_LIB_WINDOWS
+        for m in _PHONE_SHAPE_RE.finditer(text):
+            main = m.group("main")
+            if not 7 <= len(main) <= _MAX_WINDOW_CHARS or _digit_count(main) < 7:
+                continue
+            if main.isdigit() or _clinical_number_series(main):
+                continue
+            if 1 in date_cover[m.start() : m.end()] or _followed_by(text, m.end(), _UNIT_AHEAD_RE):
+                continue
+            if budget == 0:
+                break
+            budget -= 1
+            for a, b in _lib_phone_spans(m.group(), self.regions):
+                s, e = m.start() + a, m.start() + b
+                if _phone_ok(text, s, e, date_cover) and not _clinical_number_series(text[s:e]):
+                    out.append(PatternMatch(s, e, "PHONE", "phone_lib"))
+
+    @staticmethod
+    def _keyword(text: str, out: list[PatternMatch]) -> None:
+        """Numbers after a phone keyword or an extension marker, even when short."""
+        for m in _PHONE_KEYWORD_RE.finditer(text):
+            num = m.group("num")
+            need = 5 if m.group("kw").lower() == "ph" else 3  # "pH 7.35" is a lab value
+            if _digit_count(num) < need or _SHORT_DECIMAL_RE.fullmatch(num):
+                continue
+            out.append(PatternMatch(m.start("num"), m.end("num"), "PHONE", "phone_keyword"))
+        for rx in _PHONE_EXT_RES:
+            for m in rx.finditer(text):
+                if _followed_by(text, m.end(), _UNIT_AHEAD_RE) or _preceded_by(text, m.start(), _DIGIT_BEFORE_RE, 4):
+                    continue  # "x 100 mg", "2 x 500"
+                out.append(PatternMatch(m.start("num"), m.end("num"), "PHONE", "phone_keyword"))
