@@ -19,8 +19,10 @@ from deid_core.config import load_config
 from deid_core.corpus.jsonl import read_jsonl
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.build import build_payload
+from deid_core.evaluation.corpus import evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
-from deid_core.evaluation.metrics import Counts, Span, evaluate_document
+from deid_core.evaluation.metrics import Counts
+from deid_core.methods import RulesDetector
 from deid_core.rules.deidentifier import RuleDeidentifier
 
 
@@ -29,12 +31,8 @@ def _ints(s: str) -> list[int]:
 
 
 def evaluate(rules: RuleDeidentifier, split: str, hipaa: HipaaMap) -> Counts:
-    total = Counts()
-    for doc in read_jsonl(require(PHYSIONET / f"{split}.jsonl")):
-        masked = [Span(m.start, m.end, m.label) for m in rules.analyse(doc.text).masked()]
-        gold = [Span(s.start, s.end, s.label) for s in doc.spans]
-        total = total.merge(evaluate_document(doc.text, gold, masked, hipaa))
-    return total
+    docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
+    return evaluate_corpus(docs, hipaa, detector=RulesDetector(rules)).counts
 
 
 def main() -> None:

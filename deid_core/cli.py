@@ -27,9 +27,9 @@ from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import CorpusFormatError, iter_jsonl
 from deid_core.deep.manifest import ModelError
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
-from deid_core.dictionaries.flags import Lex
+from deid_core.evaluation.corpus import MissingPredictions, drug_names, evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
-from deid_core.evaluation.metrics import Counts, Span, evaluate_document
+from deid_core.evaluation.metrics import Span
 from deid_core.methods import FailClosed, Method, build_detector, mask_everything
 from deid_core.render import render_masked
 from deid_core.rules.deidentifier import MaskedToken
@@ -81,6 +81,11 @@ def _batches(path: Path, progress: bool) -> Iterator[list[Document]]:
             bar.update(len(batch))
     finally:
         bar.close()
+
+
+def _documents(path: Path, progress: bool) -> Iterator[Document]:
+    for batch in _batches(path, progress):
+        yield from batch
 
 
 def _spans_json(masked: list[MaskedToken]) -> list[dict[str, object]]:
@@ -157,32 +162,18 @@ def evaluate(
     """Token masking recall/precision, per-label and HIPAA recall, entities, retention."""
     cfg, art = _load(config, dictionaries)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
-
-    def is_drug(word: str) -> bool:
-        return bool(art.flags(word) & Lex.DRUG_NAME)
-
     preds = _read_predictions(pred) if pred else None
     detector = None if preds is not None else build_detector(method, cfg, art, model_dir=model)
-    total = Counts()
-    t0 = time.perf_counter()
-    for batch in _batches(gold, progress):
-        if preds is not None:
-            missing = [d.doc_id for d in batch if d.doc_id not in preds]
-            if missing:
-                raise CliError(f"{pred}: no prediction for {len(missing)} gold documents (first: {missing[0]})")
-            results = [preds[d.doc_id] for d in batch]
-        else:
-            assert detector is not None
-            results = [[Span(m.start, m.end, m.label) for m in r] for r in detector.detect([d.text for d in batch])]
-        for doc, p in zip(batch, results, strict=True):
-            g = [Span(s.start, s.end, s.label) for s in doc.spans]
-            total = total.merge(evaluate_document(doc.text, g, p, hipaa, is_drug))
-    elapsed = time.perf_counter() - t0
-    result = total.as_dict()
+    try:
+        res = evaluate_corpus(_documents(gold, progress), hipaa, detector=detector, predictions=preds,
+                              is_drug=drug_names(art), batch_size=BATCH)
+    except MissingPredictions as exc:
+        raise CliError(f"{pred}: no prediction for {len(exc.doc_ids)} gold documents (first: {exc.doc_ids[0]})") from None
+    result = res.counts.as_dict()
     result["method"] = "predictions" if preds is not None else method.value
     result["version"] = detector.version if detector else str(pred)
     result["dictionaries"] = art.version
-    result["seconds"] = round(elapsed, 3)
+    result["seconds"] = round(res.seconds, 3)
     if detector is not None:
         _report_failures(detector)
     if as_json:

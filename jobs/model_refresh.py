@@ -32,7 +32,7 @@ import re
 import shutil
 import sys
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Optional, TypeVar
@@ -55,8 +55,6 @@ TRAINING_SET_FILE = "training_set.json"
 EVALUATION_FILE = "evaluation.json"
 DECISION_FILE = "decision.json"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:+@-]{0,199}$")
-#: documents per detector call during evaluation (memory stays flat)
-_BATCH = 64
 
 RunIdOpt = Annotated[str, typer.Option("--run-id", help="the workflow run (e.g. the Airflow run id)")]
 ConfigOpt = Annotated[
@@ -386,39 +384,23 @@ def _verified_sets(rc: RefreshConfig) -> list[dict[str, Any]]:
     return out
 
 
-def _batches(docs: Sequence[Document]) -> Iterator[Sequence[Document]]:
-    for i in range(0, len(docs), _BATCH):
-        yield docs[i:i + _BATCH]
-
-
 def evaluate_model(cfg: DeidConfig, model_dir: Path, thresholds: dict[str, Any],
                    sets: dict[str, list[Document]]) -> dict[str, dict[str, Any]]:
     """Hybrid token metrics of one model on each set: {name: {"result": EvalResult, "counts": Counts}}."""
     from deid_core.dictionaries.artifact import DictionaryArtifact
-    from deid_core.dictionaries.flags import Lex
+    from deid_core.evaluation.corpus import drug_names, evaluate_corpus
     from deid_core.evaluation.hipaa import HipaaMap
-    from deid_core.evaluation.metrics import Counts, Span, evaluate_document
     from deid_core.hybrid.combiner import Thresholds
     from deid_core.methods import Method, build_detector
 
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
-
-    def is_drug(word: str) -> bool:
-        return bool(art.flags(word) & Lex.DRUG_NAME)
-
     det = build_detector(Method.hybrid, cfg, art, model_dir=model_dir,
                          thresholds=Thresholds(float(thresholds["low"]), float(thresholds["high"])))
     out: dict[str, dict[str, Any]] = {}
     for name, docs in sets.items():
         failures_before = det.failures
-        total = Counts()
-        for batch in _batches(docs):
-            results = det.detect([d.text for d in batch])
-            for doc, masked in zip(batch, results, strict=True):
-                gold = [Span(s.start, s.end, s.label) for s in doc.spans]
-                pred = [Span(m.start, m.end, m.label) for m in masked]
-                total = total.merge(evaluate_document(doc.text, gold, pred, hipaa, is_drug))
+        total = evaluate_corpus(docs, hipaa, detector=det, is_drug=drug_names(art)).counts
         result = EvalResult(recall=total.recall, precision=total.precision, gold_tokens=total.gold_tokens,
                             caught=total.caught, false_positives=total.false_positives, documents=total.docs,
                             failures=det.failures - failures_before)

@@ -117,5 +117,11 @@ def test_core_is_spark_free_and_never_imports_entry_points() -> None:
     assert _violations(("deid_core",), ("pyspark", "jobs", "udfs", "bench", "airflow_dags")) == []
 
 
+def test_evaluation_never_imports_training_lifecycle_or_entry_points() -> None:
+    """The one evaluation loop (deid_core.evaluation.corpus) is called by the CLI, jobs and benchmarks, never the reverse."""
+    targets = ("deid_core.training", "deid_core.model_refresh", "deid_core.cli", "jobs", "bench", "airflow_dags")
+    assert _violations(("deid_core.evaluation",), targets) == []
+
+
 def test_executor_code_never_imports_entry_points() -> None:
     assert _violations(("udfs",), ("jobs", "bench", "airflow_dags")) == []

@@ -15,13 +15,15 @@ Definitions (the method's, after the i2b2 2014 token evaluation):
   stay unmasked, i.e. what survives for the safety reviewer.
 
 Counts are additive, so results from partitions can be merged.
+`deid_core.evaluation.corpus.evaluate_corpus` runs a detector over a gold
+corpus and adds them up.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from deid_core.evaluation.hipaa import HipaaMap
@@ -328,13 +330,3 @@ def evaluate_document(
             c.drug_kept += not masked[k]
     return c
 
-
-def evaluate_corpus(
-    docs: Iterable[tuple[str, Sequence[Span], Sequence[Span]]],
-    hipaa: HipaaMap,
-    is_drug: Callable[[str], bool] | None = None,
-) -> Counts:
-    total = Counts()
-    for text, gold, pred in docs:
-        total = total.merge(evaluate_document(text, gold, pred, hipaa, is_drug))
-    return total

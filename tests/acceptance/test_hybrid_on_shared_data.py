@@ -14,8 +14,9 @@ import pytest
 
 from deid_core.config import DeidConfig
 from deid_core.corpus.jsonl import read_jsonl
+from deid_core.evaluation.corpus import evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
-from deid_core.evaluation.metrics import Counts, Span, evaluate_document
+from deid_core.evaluation.metrics import Counts
 from deid_core.methods import Method, build_detector
 
 pytestmark = pytest.mark.shared_data
@@ -24,11 +25,7 @@ pytestmark = pytest.mark.shared_data
 def _evaluate(method: Method, cfg: DeidConfig, artifact, path: Path) -> Counts:  # type: ignore[no-untyped-def]
     det = build_detector(method, cfg, artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map)
-    docs = read_jsonl(path)
-    total = Counts()
-    for doc, masked in zip(docs, det.detect([d.text for d in docs]), strict=True):
-        total = total.merge(evaluate_document(doc.text, [Span(s.start, s.end, s.label) for s in doc.spans],
-                                              [Span(m.start, m.end) for m in masked], hipaa))
+    total = evaluate_corpus(read_jsonl(path), hipaa, detector=det, batch_size=None).counts
     assert det.failures == 0
     return total
 

@@ -11,9 +11,10 @@ import pytest
 
 from deid_core.config import DeidConfig
 from deid_core.corpus.jsonl import iter_jsonl
+from deid_core.evaluation.corpus import evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
-from deid_core.evaluation.metrics import Counts, Span, evaluate_document
-from deid_core.methods import Method, build_detector
+from deid_core.evaluation.metrics import Counts
+from deid_core.methods import Method, RulesDetector, build_detector
 from deid_core.rules.deidentifier import RuleDeidentifier
 
 pytestmark = pytest.mark.shared_data
@@ -21,11 +22,7 @@ pytestmark = pytest.mark.shared_data
 
 def _evaluate(rules: RuleDeidentifier, path: Path, cfg: DeidConfig) -> Counts:
     hipaa = HipaaMap.load(cfg.evaluation.label_map)
-    total = Counts()
-    for _, doc in iter_jsonl(path):
-        pred = [Span(m.start, m.end) for m in rules.analyse(doc.text).masked()]
-        total = total.merge(evaluate_document(doc.text, [Span(s.start, s.end, s.label) for s in doc.spans], pred, hipaa))
-    return total
+    return evaluate_corpus((doc for _, doc in iter_jsonl(path)), hipaa, detector=RulesDetector(rules)).counts
 
 
 @pytest.mark.parametrize("split", ["dev", "test"])
