@@ -39,7 +39,7 @@ from functools import lru_cache
 import phonenumbers
 import regex as re
 
-CATEGORIES: tuple[str, ...] = ("DATE", "AGE", "PHONE", "EMAIL", "URL", "IP", "ID")
+from deid_core.categories import PATTERN_CATEGORIES as CATEGORIES
 
 #: Equal-length overlap tie-break (lower wins): the more specific shape first.
 _PRIORITY = {"EMAIL": 0, "URL": 1, "IP": 2, "PHONE": 3, "DATE": 4, "AGE": 5, "ID": 6}

@@ -11,9 +11,9 @@ import pytest
 
 from deid_core.config import DeidConfig
 from deid_core.corpus.jsonl import iter_jsonl
+from deid_core.detectors import Method, build_detector
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts, Span, evaluate_document
-from deid_core.methods import Method, build_detector
 from deid_core.rules.deidentifier import RuleDeidentifier
 
 pytestmark = pytest.mark.shared_data
