@@ -24,11 +24,11 @@ from _common import PHYSIONET, require
 
 from deid_core.config import load_config
 from deid_core.corpus.jsonl import read_jsonl
+from deid_core.detectors import Method, build_detector
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.evaluation.corpus import drug_names, evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts
-from deid_core.methods import Method, build_detector
 
 
 def run(method: Method, split: str, model_dir: Path | None = None) -> tuple[Counts, float, str]:

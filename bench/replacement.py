@@ -20,7 +20,7 @@ from _common import PHYSIONET, VAERS, require
 
 from deid_core.config import load_config
 from deid_core.corpus.jsonl import read_jsonl
-from deid_core.methods import Method, build_detector
+from deid_core.detectors import Method, build_detector
 from deid_core.replace.engine import Replacer
 from deid_core.replace.keys import SecretKey
 from deid_core.replace.policy import load_policy

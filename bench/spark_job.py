@@ -38,7 +38,7 @@ def _child_library(lake: str, method: str) -> None:
     os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
     texts, cases, structured = json.loads(Path(lake, "fields.json").read_text())
     from deid_core.config import load_config
-    from deid_core.methods import Method
+    from deid_core.detectors import Method
     from deid_core.pipeline import DeidPipeline
     from deid_core.replace.keys import SecretKey
     from deid_core.replace.policy import load_policy

@@ -24,7 +24,7 @@ from pathlib import Path
 from _common import REPO, VAERS, require
 
 from deid_core.corpus.jsonl import read_jsonl
-from deid_core.methods import Method
+from deid_core.detectors import Method
 from deid_core.text.tokenize import token_spans
 
 
@@ -60,7 +60,7 @@ def steady_child(method: str, repeats: int) -> None:
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     from deid_core.config import load_config
     from deid_core.dictionaries.artifact import DictionaryArtifact
-    from deid_core.methods import build_detector
+    from deid_core.detectors import build_detector
 
     texts = [d.text for d in read_jsonl(VAERS)]
     cfg = load_config()

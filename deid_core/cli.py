@@ -21,18 +21,19 @@ from rich.markup import escape
 from rich.table import Table
 from tqdm import tqdm
 
+from deid_core.categories import UNKNOWN_LABEL
 from deid_core.config import ConfigError, DeidConfig, load_config
 from deid_core.corpus.atomic import atomic_text_writer
 from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import CorpusFormatError, iter_jsonl
 from deid_core.deep.manifest import ModelError
+from deid_core.detectors import FailClosed, Method, build_detector
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
 from deid_core.evaluation.corpus import MissingPredictions, drug_names, evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Span
-from deid_core.methods import FailClosed, Method, build_detector, mask_everything
 from deid_core.render import render_masked
-from deid_core.rules.deidentifier import MaskedToken
+from deid_core.results import MaskedToken, mask_everything
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True, soft_wrap=True)
@@ -141,7 +142,7 @@ def _read_predictions(path: Path) -> dict[str, list[Span]]:
                 continue
             try:
                 obj = json.loads(raw.decode("utf-8"))
-                spans = [Span(int(s["start"]), int(s["end"]), str(s.get("label", "PHI"))) for s in obj["spans"]]
+                spans = [Span(int(s["start"]), int(s["end"]), str(s.get("label", UNKNOWN_LABEL))) for s in obj["spans"]]
                 preds[str(obj["doc_id"])] = spans
             except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError):
                 raise CliError(f"{path.name}: line {line_no}: not a prediction line with doc_id and spans") from None

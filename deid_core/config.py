@@ -14,12 +14,12 @@ from typing import Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from deid_core.categories import SAFE_LABEL, ModelClass, PatternCategory
+
 #: Where the repository's own configuration lives (used when no path is given).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG = PROJECT_ROOT / "conf" / "deid.yaml"
 CONFIG_ENV = "DEID_CONFIG"
-
-PatternCategory = Literal["DATE", "AGE", "PHONE", "EMAIL", "URL", "IP", "ID"]
 
 
 class _Strict(BaseModel):
@@ -131,7 +131,6 @@ class EvaluationConfig(_Strict):
     hipaa_age_threshold: int = 90
 
 
-ModelClass = Literal["SAFE", "NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID", "OTHER"]
 Head = Literal["softmax", "crf", "window"]
 #: Variants a-d of the method: (post-space characters, extra features).
 VARIANTS: dict[str, tuple[bool, bool]] = {"a": (False, False), "b": (True, False), "c": (False, True), "d": (True, True)}
@@ -249,7 +248,7 @@ class DeepConfig(_Strict):
     @field_validator("classes")
     @classmethod
     def _safe_first(cls, v: list[str]) -> list[str]:
-        if not v or v[0] != "SAFE" or len(set(v)) != len(v):
+        if not v or v[0] != SAFE_LABEL or len(set(v)) != len(v):
             raise ValueError("classes must start with SAFE and be unique")
         return v
 

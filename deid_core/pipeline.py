@@ -16,10 +16,11 @@ from pathlib import Path
 
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.methods import FailClosed, Method, build_detector, mask_everything
-from deid_core.replace.engine import DocumentResult, Replacer
+from deid_core.detectors import FailClosed, Method, build_detector
+from deid_core.replace.engine import Replacer
 from deid_core.replace.keys import SecretKey
 from deid_core.replace.policy import Policy
+from deid_core.results import DocumentResult
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +76,7 @@ class DeidPipeline:
                 result = self.replacer.replace(text, m, case_id)
             except Exception as exc:  # noqa: BLE001 - fail closed per document
                 log.error("replacement failed (%s); document tagged token by token", type(exc).__name__)  # phi-safe
-                result = self.replacer.replace(text, mask_everything(text), case_id)
-                result.failures += 1
+                result = self.replacer.replace_fully_masked(text, case_id)
             result.detection_failed = i in failed
             result.seconds = detect_seconds[i] + time.perf_counter() - t0
             out.append(result)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from deid_core.categories import UNKNOWN_LABEL
 from deid_core.config import OutputConfig
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken
+from deid_core.results import MaskedToken
 
 
 def replacement(label: str, output: OutputConfig) -> str:

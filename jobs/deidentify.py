@@ -33,8 +33,8 @@ from pyspark.sql import functions as F
 
 from deid_core.config import ConfigError, DeidConfig, config_path, load_config
 from deid_core.deep.manifest import ModelError
+from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
-from deid_core.methods import Method
 from deid_core.pipeline import DeidPipeline
 from deid_core.replace.keys import MissingKeyError, SecretKey, load_key
 from deid_core.replace.policy import Policy, load_policy

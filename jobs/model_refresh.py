@@ -387,11 +387,11 @@ def _verified_sets(rc: RefreshConfig) -> list[dict[str, Any]]:
 def evaluate_model(cfg: DeidConfig, model_dir: Path, thresholds: dict[str, Any],
                    sets: dict[str, list[Document]]) -> dict[str, dict[str, Any]]:
     """Hybrid token metrics of one model on each set: {name: {"result": EvalResult, "counts": Counts}}."""
+    from deid_core.detectors import Method, build_detector
     from deid_core.dictionaries.artifact import DictionaryArtifact
     from deid_core.evaluation.corpus import drug_names, evaluate_corpus
     from deid_core.evaluation.hipaa import HipaaMap
-    from deid_core.hybrid.combiner import Thresholds
-    from deid_core.methods import Method, build_detector
+    from deid_core.thresholds import Thresholds
 
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)

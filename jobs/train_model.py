@@ -351,7 +351,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     """Tune the thresholds on dev, write the PR plot, record thresholds and dev metrics."""
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.scoring import collect_scores, record_thresholds, tune
-    from deid_core.methods import Method, build_detector
+    from deid_core.detectors import Method, build_detector
 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)

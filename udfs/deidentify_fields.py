@@ -21,9 +21,10 @@ from typing import Any
 
 import pandas as pd
 
+from deid_core.categories import UNKNOWN_LABEL
 from deid_core.config import OutputConfig
-from deid_core.methods import mask_everything
 from deid_core.render import render_masked, replacement as tag_for
+from deid_core.results import mask_everything
 from udfs.runtime import PipelineSpec, pipeline_for
 
 log = logging.getLogger(__name__)
@@ -55,8 +56,8 @@ E_REPLACE = "E_REPLACE"  # a surrogate failed: the entity was tagged
 def _fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[dict[str, Any]]]:
     out = OutputConfig()
     if kind == "structured":
-        tag = tag_for(label or "PHI", out)
-        return tag, [{"start": 0, "end": len(text), "label": label or "PHI", "replacement": tag}]
+        tag = tag_for(label or UNKNOWN_LABEL, out)
+        return tag, [{"start": 0, "end": len(text), "label": label or UNKNOWN_LABEL, "replacement": tag}]
     masked = mask_everything(text)
     spans = [{"start": m.start, "end": m.end, "label": m.label, "replacement": out.placeholder} for m in masked]
     return render_masked(text, masked, out), spans
@@ -99,7 +100,7 @@ def _process_chunk(pipe: Any, chunk: pd.DataFrame, versions: dict[str, str]) -> 
     for r in structured.itertuples(index=False):
         t1 = time.perf_counter()
         value = r.text or ""
-        new = pipe.replacer.replace_value(value, r.label or "PHI", r.case_id)
+        new = pipe.replacer.replace_value(value, r.label or UNKNOWN_LABEL, r.case_id)
         ms = 1000 * (time.perf_counter() - t1)
         if new is None:  # kept by the policy
             rows.append(_row(r, value, [], "ok", None, versions, ms))

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deid_core.config import load_config
+from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.methods import Method
 from deid_core.pipeline import DeidPipeline
 from deid_core.replace.keys import SecretKey
 from deid_core.replace.policy import load_policy

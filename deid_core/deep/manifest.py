@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deid_core.config import ArchitectureConfig, SequenceConfig
 from deid_core.corpus.atomic import atomic_text_writer
+from deid_core.thresholds import Thresholds
 
 MANIFEST_FILE = "manifest.json"
 WEIGHTS_FILE = "weights.weights.h5"
@@ -31,16 +32,6 @@ class DataSource(BaseModel):
     sha256: str
     documents: int
     kind: str = "corpus"
-
-
-class Thresholds(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    low: float = Field(ge=0, le=1)
-    high: float = Field(ge=0, le=1)
-    target_recall: float | None = None
-    tuned_on: str | None = None
-    recall: float | None = None
-    precision: float | None = None
 
 
 class ModelManifest(BaseModel):

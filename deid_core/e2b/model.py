@@ -28,10 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Label = Literal["NAME", "DATE", "LOCATION", "PHONE", "EMAIL", "ID", "AGE", "OTHER"]
+from deid_core.categories import E2B_LABELS, E2BLabel
+
+Label = E2BLabel
 """The entity kinds a structured value is replaced as."""
 
-LABELS: tuple[Label, ...] = ("NAME", "DATE", "LOCATION", "PHONE", "EMAIL", "ID", "AGE", "OTHER")
+LABELS: tuple[Label, ...] = E2B_LABELS
 
 Format = Literal["R2", "R3"]
 

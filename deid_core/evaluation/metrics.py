@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from deid_core.categories import UNKNOWN_LABEL
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.text.tokenize import token_spans
 
@@ -41,7 +42,7 @@ def _ratio(a: int, b: int) -> float:
 class Span:
     start: int
     end: int
-    label: str = "PHI"
+    label: str = UNKNOWN_LABEL
 
 
 @dataclass

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, RuleAnalysis
+from deid_core.categories import UNKNOWN_LABEL
+from deid_core.rules.deidentifier import RuleAnalysis
 
 #: Reasons whose label comes from a detector that matched a shape or context.
 _AUTHORITATIVE = ("pattern:", "context:")

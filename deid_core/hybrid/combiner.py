@@ -18,14 +18,16 @@ a safe list goes to the high threshold instead; an unambiguous one
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
+from deid_core.categories import SAFE_LABEL
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.flags import Lex
 from deid_core.hybrid.categories import infer_categories
-from deid_core.rules.deidentifier import MaskedToken, RuleAnalysis
+from deid_core.results import MaskedToken
+from deid_core.rules.deidentifier import RuleAnalysis
+from deid_core.thresholds import Thresholds
 
 NEVER_RELEASE_KINDS: dict[str, int] = {
     "weekday": int(Lex.WEEKDAY),
@@ -38,12 +40,6 @@ _ALL_NEVER = 0
 for _bit in NEVER_RELEASE_KINDS.values():
     _ALL_NEVER |= _bit
 _SAFE_WORD = int(Lex.STOPWORD | Lex.COMMON_WORD | Lex.MEDICAL | Lex.DRUG | Lex.DRUG_NAME | Lex.MEDDRA | Lex.WHODRUG)
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    low: float
-    high: float
 
 
 class NeverRelease:
@@ -117,7 +113,7 @@ def released(rules_unsafe: np.ndarray, never: np.ndarray, p_safe: np.ndarray, t:
 
 class Combiner:
     def __init__(self, classes: Sequence[str], thresholds: Thresholds, never_release: NeverRelease) -> None:
-        if classes[0] != "SAFE":
+        if classes[0] != SAFE_LABEL:
             raise ValueError("class 0 must be SAFE")
         self.classes = list(classes)
         self.thresholds = thresholds

@@ -30,6 +30,8 @@ from deid_core.qa.review import REVIEW_STEPS, private_text_writer
 #: text and distinguishable with the common colour-vision deficiencies.
 #: Colour is not the only cue: legend chips carry the category name, and each
 #: highlight names its category on hover and in its replacement tag.
+#: Keys are categories of `deid_core.categories` (tests/test_categories.py
+#: checks it); the scheme has nine colours, so IP, rare, has none.
 CATEGORY_COLOURS: dict[str, str] = {
     "NAME": "#77AADD",
     "DATE": "#EE8866",

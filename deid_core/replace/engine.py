@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import regex as re
 
@@ -34,8 +34,7 @@ from deid_core.replace.keys import MissingKeyError, SecretKey
 from deid_core.replace.places import place_kind
 from deid_core.replace.policy import Action, Policy
 from deid_core.replace.pseudonyms import Pseudonymizer, SurrogatePools
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken
-from deid_core.text.tokenize import tokenize
+from deid_core.results import DocumentResult, MaskedToken, Replacement, mask_everything
 
 log = logging.getLogger(__name__)
 
@@ -43,33 +42,6 @@ _WORD = re.compile(r"[^\W\d_]+")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 #: Above this no number is an age in years (the oldest verified human lived 122).
 MAX_PLAUSIBLE_AGE = 125
-
-
-@dataclass(frozen=True, slots=True)
-class Replacement:
-    """One replaced entity: original offsets, category, and the text put there."""
-
-    start: int
-    end: int
-    label: str
-    replacement: str
-
-    def to_json(self) -> dict[str, object]:
-        return {"start": self.start, "end": self.end, "label": self.label, "replacement": self.replacement}
-
-
-@dataclass
-class DocumentResult:
-    text: str
-    replacements: list[Replacement]
-    #: entities the policy leaves in clear, by category (counts only)
-    kept: Counter[str] = field(default_factory=Counter)
-    #: entities whose surrogate could not be made and were tagged instead
-    failures: int = 0
-    #: the detector failed on this text, so every token was masked
-    detection_failed: bool = False
-    #: seconds of detection and replacement spent on this text (`DeidPipeline.process`)
-    seconds: float = 0.0
 
 
 def case_offset_days(key: SecretKey, case_id: str, min_days: int, max_days: int) -> int:
@@ -119,11 +91,14 @@ class Replacer:
         except ValueError:
             # inconsistent detector output: tag every token of the document
             log.error("inconsistent masked spans; document tagged token by token")  # phi-safe
-            every = [MaskedToken(t.start, t.end, UNKNOWN_LABEL, 1.0) for t in tokenize(text)]
-            result = self._apply(text, build_entities(text, every), case_id)
-            result.failures += 1
-            return result
+            return self.replace_fully_masked(text, case_id)
         return self._apply(text, entities, case_id)
+
+    def replace_fully_masked(self, text: str, case_id: str) -> DocumentResult:
+        """Fail closed: every token tagged as of unknown category, counted as one failure."""
+        result = self._apply(text, build_entities(text, mask_everything(text)), case_id)
+        result.failures += 1
+        return result
 
     def _apply(self, text: str, entities: list[Entity], case_id: str) -> DocumentResult:
         entities = [_with_phone_prefix(text, e) for e in entities]

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 
 import regex as re
 
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken
+from deid_core.categories import UNKNOWN_LABEL
+from deid_core.results import MaskedToken
 
 #: Gaps inside a name or place: a space or two, an initial's dot, a hyphen, an apostrophe.
 _NAME_GAP = re.compile(r"[ \t]{1,2}|\.[ \t]?|[-'’]")

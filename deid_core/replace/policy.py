@@ -19,10 +19,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from deid_core.config import ConfigError, PatternCategory
-
-Category = Literal["NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "IP", "ID", "OTHER", "PHI"]
-CATEGORIES: tuple[str, ...] = Category.__args__  # type: ignore[attr-defined]
+from deid_core.categories import UNKNOWN_LABEL, Category, PatternCategory
+from deid_core.config import ConfigError
 
 
 class Action(str, Enum):
@@ -46,7 +44,7 @@ ALLOWED: dict[str, frozenset[Action]] = {
     "ID": frozenset({Action.keep, Action.tag, Action.surrogate}),
     "URL": frozenset({Action.keep, Action.tag}),
     "OTHER": frozenset({Action.keep, Action.tag}),
-    "PHI": frozenset({Action.tag}),
+    UNKNOWN_LABEL: frozenset({Action.tag}),
 }
 #: Actions that derive values from the secret key.
 KEYED = frozenset({Action.shift, Action.pseudonym, Action.surrogate})

@@ -12,16 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from deid_core.categories import SAFE_LABEL, UNKNOWN_LABEL
 from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits
+from deid_core.results import MaskedToken
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
 from deid_core.rules.patterns import PatternDetector
 from deid_core.text.tokenize import Token, tokenize
-
-UNKNOWN_LABEL = "PHI"
-SAFE_LABEL = "SAFE"
 
 _NAME = Bits.NAME
 _PLACE = Bits.PLACE
@@ -29,22 +28,6 @@ _DATE_WORD = Bits.DATE_WORD
 _SAFE = Bits.SAFE
 _UNSAFE = Bits.UNSAFE
 _PLACE_PREPOSITIONS = frozenset({"in", "from", "to", "at", "near", "of", "into"})
-
-
-@dataclass(frozen=True, slots=True)
-class MaskedToken:
-    """A masked token as written to output: offsets, category and score.
-
-    `group` ties the tokens of one detector match (a date, a phone number, a
-    titled name) together so that replacement treats them as one entity;
-    -1 means the token stands alone.
-    """
-
-    start: int
-    end: int
-    label: str
-    score: float
-    group: int = -1
 
 
 @dataclass

@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Union
 
-LABELS: tuple[str, ...] = ("NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID")
+from deid_core.categories import SYNTHETIC_LABELS
+
+LABELS: tuple[str, ...] = SYNTHETIC_LABELS
 """The project's coarse PHI labels (i2b2 2014 categories, contacts split out)."""
 
 CLINICAL_KINDS: tuple[str, ...] = ("DRUG", "DOSE", "LAB", "REACTION", "ONSET")

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 
 from deid_core.corpus.document import Document
+from deid_core.detectors import NetworkDetector
 from deid_core.hybrid.combiner import NeverRelease, group_min
 from deid_core.training.tuning import OperatingPoint, Sweep, TokenScores, plot_precision_recall, sweep
-from deid_core.methods import NetworkDetector
 
 _BATCH = 64
 
@@ -61,7 +61,8 @@ def tune(
 
 def record_thresholds(model_dir: Path, best: OperatingPoint, target_recall: float, tuned_on: str) -> None:
     """Store the chosen pair (and its dev recall/precision) in the model manifest."""
-    from deid_core.deep.manifest import ModelManifest, Thresholds
+    from deid_core.deep.manifest import ModelManifest
+    from deid_core.thresholds import Thresholds
 
     manifest = ModelManifest.read(model_dir)
     thresholds = Thresholds(

@@ -14,10 +14,10 @@ import pytest
 
 from deid_core.config import DeidConfig
 from deid_core.corpus.jsonl import read_jsonl
+from deid_core.detectors import Method, build_detector
 from deid_core.evaluation.corpus import evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts
-from deid_core.methods import Method, build_detector
 
 pytestmark = pytest.mark.shared_data
 

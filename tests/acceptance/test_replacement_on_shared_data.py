@@ -18,10 +18,10 @@ import regex as re
 
 from deid_core.config import DeidConfig
 from deid_core.corpus.jsonl import read_jsonl
-from deid_core.methods import Method
+from deid_core.detectors import Method
 from deid_core.pipeline import DeidPipeline
-from deid_core.replace.engine import Replacement
 from deid_core.replace.policy import load_policy
+from deid_core.results import Replacement
 from deid_core.text.tokenize import tokenize
 from tests.replace.conftest import KEY_A
 

@@ -123,8 +123,8 @@ def test_eval_refuses_incomplete_predictions(monkeypatch, tmp_path: Path, capsys
 
 
 def test_inconsistent_spans_fail_closed_per_document(monkeypatch, tmp_path: Path) -> None:
-    from deid_core.methods import RulesDetector
-    from deid_core.rules.deidentifier import MaskedToken
+    from deid_core.detectors import RulesDetector
+    from deid_core.results import MaskedToken
 
     def overlapping(self, texts):
         return [[MaskedToken(0, 4, "NAME", 1.0), MaskedToken(2, 6, "NAME", 1.0)] for _ in texts]

@@ -3,7 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from deid_core.hybrid.combiner import Combiner, NeverRelease, Thresholds, released
+from deid_core.hybrid.combiner import Combiner, NeverRelease, released
+from deid_core.thresholds import Thresholds
 
 CLASSES = ["SAFE", "NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID", "OTHER"]
 

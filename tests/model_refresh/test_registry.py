@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from deid_core.model_refresh import registry as reg_mod
-from deid_core.deep.manifest import ModelManifest, Thresholds, file_sha256, model_version
+from deid_core.deep.manifest import ModelManifest, file_sha256, model_version
 from deid_core.model_refresh.registry import ModelRegistry, RegistryError, current_model_dir
+from deid_core.thresholds import Thresholds
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATE = REPO / "models" / "default"

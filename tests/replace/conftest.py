@@ -10,7 +10,7 @@ from deid_core.config import DeidConfig
 from deid_core.replace.engine import Replacer
 from deid_core.replace.keys import SecretKey
 from deid_core.replace.policy import Policy, load_policy
-from deid_core.rules.deidentifier import MaskedToken
+from deid_core.results import MaskedToken
 from deid_core.text.tokenize import tokenize
 
 KEY_A = SecretKey(b"test-key-A-0123456789abcdef")

@@ -9,7 +9,7 @@ import pytest
 
 from deid_core.replace.engine import Replacer, case_offset_days
 from deid_core.replace.keys import MissingKeyError
-from deid_core.rules.deidentifier import MaskedToken
+from deid_core.results import MaskedToken
 from tests.replace.conftest import KEY_A, KEY_B, mask
 
 D1 = date(2014, 1, 9)

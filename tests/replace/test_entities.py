@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from deid_core.replace.entities import build_entities
-from deid_core.rules.deidentifier import MaskedToken
+from deid_core.results import MaskedToken
 
 
 def _ents(rules, text: str) -> list[tuple[str, str]]:

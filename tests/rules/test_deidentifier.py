@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from deid_core.categories import SAFE_LABEL
+from deid_core.detectors import FailClosed, RulesDetector
 from deid_core.dictionaries.flags import Lex
-from deid_core.methods import FailClosed, RulesDetector, mask_everything
 from deid_core.render import render_masked
-from deid_core.rules.deidentifier import SAFE_LABEL, RuleDeidentifier
+from deid_core.results import mask_everything
+from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.rules.features import FEATURE_NAMES
 
 

@@ -17,14 +17,13 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
+from deid_core.categories import PATTERN_CATEGORIES as CATEGORIES
 from deid_core.rules.patterns.ages import find_ages
 from deid_core.rules.patterns.common import PatternMatch
 from deid_core.rules.patterns.dates import _NUMERIC_DATE_DETECTORS, find_dates
 from deid_core.rules.patterns.ids import find_ids
 from deid_core.rules.patterns.internet import find_emails, find_ips, find_urls
 from deid_core.rules.patterns.phones import _PhoneFinder
-
-CATEGORIES: tuple[str, ...] = ("DATE", "AGE", "PHONE", "EMAIL", "URL", "IP", "ID")
 
 #: Equal-length overlap tie-break (lower wins): the more specific shape first.
 _PRIORITY = {"EMAIL": 0, "URL": 1, "IP": 2, "PHONE": 3, "DATE": 4, "AGE": 5, "ID": 6}

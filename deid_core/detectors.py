@@ -1,6 +1,6 @@
-"""The de-identification methods behind `--method`, with fail-closed wrapping.
+"""The detectors behind `--method` (rules, deep, hybrid), `build_detector`, and fail-closed wrapping.
 
-Every method turns a batch of texts into masked tokens. `FailClosed` makes
+Every detector turns a batch of texts into masked tokens. `FailClosed` makes
 sure that a text the method cannot process is masked completely instead of
 passing through, as the project's first rule demands.
 """
@@ -12,18 +12,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Protocol, TypeVar
-
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.hybrid.combiner import Combiner, NeverRelease, Thresholds, never_release_from
-from deid_core.rules.deidentifier import UNKNOWN_LABEL, MaskedToken, RuleAnalysis, RuleDeidentifier
-from deid_core.text.tokenize import tokenize
+from deid_core.hybrid.combiner import Combiner, NeverRelease, never_release_from
+from deid_core.results import MaskedToken, mask_everything
+from deid_core.rules.deidentifier import RuleAnalysis, RuleDeidentifier
+from deid_core.thresholds import Thresholds
 
 if TYPE_CHECKING:
     from deid_core.deep.predictor import DeepModel
@@ -69,11 +68,6 @@ class RulesDetector:
         timed = [_timed(lambda t: self.rules.analyse(t).masked(), t) for t in texts]
         self.last_seconds = [s for _, s in timed]
         return [m for m, _ in timed]
-
-
-def mask_everything(text: str) -> list[MaskedToken]:
-    """The fail-closed output: every token masked, unknown category, score 1."""
-    return [MaskedToken(t.start, t.end, UNKNOWN_LABEL, 1.0) for t in tokenize(text)]
 
 
 @dataclass
@@ -197,10 +191,11 @@ def _argmax_masks(
     ]
 
 
-def thresholds_for(cfg: DeidConfig, manifest_thresholds: object | None) -> Thresholds:
+def thresholds_for(cfg: DeidConfig, manifest_thresholds: Thresholds | None) -> Thresholds:
+    """The model's tuned pair when it has one and the config prefers it, else the config's."""
     comb = cfg.deep.combiner
     if comb.prefer_manifest_thresholds and manifest_thresholds is not None:
-        return Thresholds(float(manifest_thresholds.low), float(manifest_thresholds.high))  # type: ignore[attr-defined]
+        return manifest_thresholds
     return Thresholds(comb.low, comb.high)
 
 
