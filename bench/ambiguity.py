@@ -22,7 +22,7 @@ from deid_core.dictionaries.build import build_payload
 from deid_core.evaluation.corpus import evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts
-from deid_core.methods import RulesDetector
+from deid_core.detectors import RulesDetector
 from deid_core.rules.deidentifier import RuleDeidentifier
 
 

@@ -125,3 +125,21 @@ def test_evaluation_never_imports_training_lifecycle_or_entry_points() -> None:
 
 def test_executor_code_never_imports_entry_points() -> None:
     assert _violations(("udfs",), ("jobs", "bench", "airflow_dags")) == []
+
+
+def _resolves(name: str) -> bool:
+    """`name` is a project module or package, or a name defined in one (`from m import name`)."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        base = ROOT.joinpath(*parts[:cut])
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return cut >= len(parts) - 1
+    return False
+
+
+def test_every_project_import_names_an_existing_module() -> None:
+    # bench scripts and lazy imports are not exercised by every test run: a
+    # module moved without updating them would only fail in production
+    stale = sorted(f"{mod} -> {imp}" for mod, imps in GRAPH.items() for imp in imps
+                   if imp.split(".")[0] in PACKAGES and not _resolves(imp))
+    assert stale == []
