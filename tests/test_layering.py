@@ -34,6 +34,7 @@ RUNTIME = (
     "deid_core.pipeline",
     "deid_core.corpus.document",
     "deid_core.dictionaries.artifact",
+    "deid_core.lakehouse",
     "deid_core.e2b.parse",
     "deid_core.e2b.r2",
     "deid_core.e2b.r3",
@@ -119,3 +120,8 @@ def test_core_is_spark_free_and_never_imports_entry_points() -> None:
 
 def test_executor_code_never_imports_entry_points() -> None:
     assert _violations(("udfs",), ("jobs", "bench", "airflow_dags")) == []
+
+
+def test_table_layouts_are_a_bottom_module() -> None:
+    """`deid_core.lakehouse` is imported by `udfs` and `jobs` alike: it imports nothing of the project, nor Spark."""
+    assert GRAPH["deid_core.lakehouse"] == set()
