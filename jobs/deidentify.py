@@ -35,11 +35,12 @@ from deid_core.config import ConfigError, DeidConfig, config_path, load_config
 from deid_core.deep.manifest import ModelError
 from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
+from deid_core.lakehouse import BRONZE, FIELD_ROWS, KIND_STRUCTURED, KIND_TEXT, SILVER
 from deid_core.pipeline import DeidPipeline
 from deid_core.replace.keys import MissingKeyError, SecretKey, load_key
 from deid_core.replace.policy import Policy, load_policy
-from jobs.tables import SILVER_KEY, Tables, exists, latest_per_key, merge, quarantine_rows
-from udfs.deidentify_fields import OUTPUT_SCHEMA, deidentify_batches
+from jobs.tables import Tables, exists, field_key_column, latest_per_key, merge, quarantine_rows
+from udfs.deidentify_fields import deidentify_batches
 from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, SHIPPED_POLICY, PipelineSpec
 
 app = typer.Typer(add_completion=False, help=__doc__)
@@ -259,25 +260,25 @@ def _policy_file(policy: str | None, name: str, policies_dir: Path) -> Path:
 
 
 def fields_of(bronze: DataFrame) -> DataFrame:
-    """One row per free-text or structured field of each report version."""
+    """One row per free-text or structured field of each report version (`FIELD_ROWS`)."""
     text = bronze.select("case_id", "version", F.explode("text_fields").alias("f")).select(
-        "case_id", "version", F.concat(F.lit("text:"), "f.path").alias("field"), F.lit("text").alias("kind"),
+        "case_id", "version", field_key_column(KIND_TEXT, "f.path").alias("field"), F.lit(KIND_TEXT).alias("kind"),
         F.lit(None).cast("string").alias("label"), F.col("f.text").alias("text"),
     )
     structured = bronze.select("case_id", "version", F.explode("structured_fields").alias("f")).select(
-        "case_id", "version", F.concat(F.lit("structured:"), "f.path").alias("field"),
-        F.lit("structured").alias("kind"), F.col("f.label").alias("label"), F.col("f.value").alias("text"),
+        "case_id", "version", field_key_column(KIND_STRUCTURED, "f.path").alias("field"),
+        F.lit(KIND_STRUCTURED).alias("kind"), F.col("f.label").alias("label"), F.col("f.value").alias("text"),
     )
     both = text.unionByName(structured)
     return both.withColumn(
         "input_sha256",
         F.sha2(F.concat_ws("\u001f", "kind", F.coalesce("label", F.lit("")), F.coalesce("text", F.lit(""))), 256),
-    )
+    ).select(*FIELD_ROWS.names)
 
 
 def deidentify_fields(fields: DataFrame, ctx: JobContext, partitions: int) -> DataFrame:
     fn = deidentify_batches(ctx.spec, ctx.dictionary_bc, ctx.key_bc)
-    return fields.repartition(partitions).mapInPandas(fn, OUTPUT_SCHEMA)
+    return fields.repartition(partitions).mapInPandas(fn, SILVER.schema)
 
 
 def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[int, int]:
@@ -288,7 +289,7 @@ def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[
     """
     out = out.persist()
     try:
-        merge(spark, out, tables.silver, SILVER_KEY, changed=_CHANGED, keep_target_when=_KEEP_GOOD)
+        merge(spark, out, tables.silver, SILVER.key, changed=_CHANGED, keep_target_when=_KEEP_GOOD)
         failed = out.filter("status = 'failed'")
         n_failed = failed.count()
         if n_failed:
@@ -317,7 +318,7 @@ def run_stream(spark: SparkSession, tables: Tables, ctx: JobContext, max_files_p
     changes = reader.load(tables.bronze).filter(F.col("_change_type").isin("insert", "update_postimage"))
 
     def each(batch: DataFrame, batch_id: int) -> None:
-        reports = latest_per_key(batch.drop("_change_type"), ("case_id", "version"), ["_commit_version"])
+        reports = latest_per_key(batch.drop("_change_type"), BRONZE.key, ["_commit_version"])
         reports = reports.drop("_commit_version", "_commit_timestamp")
         write_results(spark, deidentify_fields(fields_of(reports), ctx, partitions), tables)
 

@@ -28,9 +28,10 @@ import typer
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from deid_core.lakehouse import BRONZE, LANDED_FILES, PARSED
 from jobs.landing import LandedFile, LandingError, list_landing
-from jobs.tables import BRONZE_KEY, Tables, exists, merge, quarantine_rows
-from udfs.parse_e2b import FILE, INPUT_SCHEMA, OUTPUT_SCHEMA, REPORT, parse_batches
+from jobs.tables import Tables, exists, merge, quarantine_rows
+from udfs.parse_e2b import FILE, REPORT, parse_batches
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -40,9 +41,6 @@ _DUPLICATE_REASON = "another report with this case id and version and different 
 #: an exact copy of a report that was kept from another file (in this ingest or an earlier one)
 E_REDUNDANT = "E_REDUNDANT"
 _REDUNDANT_REASON = "an identical report (same case id, version and content) is kept from another file"
-
-_BRONZE_COLUMNS = ("case_id", "version", "format", "report_id", "received_date", "sender", "file_sha256",
-                   "content_sha256", "source_file", "ingest_time", "text_fields", "structured_fields", "country")
 
 
 class AccountingError(RuntimeError):
@@ -75,7 +73,7 @@ def balanced_files(spark: SparkSession, files: list[LandedFile]) -> DataFrame:
         bins[i].append((f.uri, f.size))
         heapq.heappush(heap, (load + max(1, f.size or 0), i))
     rdd = spark.sparkContext.parallelize(bins, groups).flatMap(lambda b: b)
-    return spark.createDataFrame(rdd, INPUT_SCHEMA)
+    return spark.createDataFrame(rdd, LANDED_FILES.schema)
 
 
 def ingest(spark: SparkSession, source: str, tables: Tables, listed: list[LandedFile] | None = None) -> IngestStats:
@@ -83,7 +81,7 @@ def ingest(spark: SparkSession, source: str, tables: Tables, listed: list[Landed
     t0 = time.perf_counter()
     files_listed = list_landing(source) if listed is None else listed
     n_files = len(files_listed)
-    parsed = balanced_files(spark, files_listed).mapInPandas(parse_batches, OUTPUT_SCHEMA).persist()
+    parsed = balanced_files(spark, files_listed).mapInPandas(parse_batches, PARSED.schema).persist()
     try:
         files = parsed.filter(F.col("row_kind") == FILE)
         outcomes = files.agg(F.count("*").alias("rows"), F.countDistinct("source_file").alias("files")).first()
@@ -94,15 +92,15 @@ def ingest(spark: SparkSession, source: str, tables: Tables, listed: list[Landed
         # (one small row per file: broadcast, so the reports are not shuffled for the join)
         clean = files.filter(F.col("error_code").isNull()).select("source_file", "file_sha256")
         all_reports = (parsed.filter(F.col("row_kind") == REPORT).drop("file_sha256")
-                       .join(F.broadcast(clean), "source_file").select(*_BRONZE_COLUMNS))
+                       .join(F.broadcast(clean), "source_file").select(*BRONZE.names))
         # the same report version more than once (in two files, or twice in one): keep
         # one, deterministically; every other copy gets a record of its own: a
         # different content under the same identity is a conflict (E_DUPLICATE),
         # the same content is redundant (E_REDUNDANT)
         # (ranked twice with the same order: on the ids alone for the records, on the
         # whole rows once, inside the MERGE, so that no copy of the texts is cached)
-        w = Window.partitionBy(*BRONZE_KEY).orderBy(F.col("source_file").desc(), F.col("content_sha256").desc())
-        ids = all_reports.select(*BRONZE_KEY, "source_file", "content_sha256", "ingest_time")
+        w = Window.partitionBy(*BRONZE.key).orderBy(F.col("source_file").desc(), F.col("content_sha256").desc())
+        ids = all_reports.select(*BRONZE.key, "source_file", "content_sha256", "ingest_time")
         ranked = ids.withColumn("_rank", F.row_number().over(w)).withColumn(
             "_kept_sha", F.first("content_sha256").over(w)).persist()
         reports = all_reports.withColumn("_rank", F.row_number().over(w)).filter("_rank = 1").drop("_rank")
@@ -113,15 +111,15 @@ def ingest(spark: SparkSession, source: str, tables: Tables, listed: list[Landed
         if exists(spark, tables.bronze):
             # a retransmission, under another file name, of a report bronze already holds as it is
             stored = spark.read.format("delta").load(tables.bronze).select(
-                *BRONZE_KEY, F.col("source_file").alias("_stored_file"), F.col("content_sha256").alias("_stored_sha"))
+                *BRONZE.key, F.col("source_file").alias("_stored_file"), F.col("content_sha256").alias("_stored_sha"))
             copies = copies.unionByName(
-                ranked.filter("_rank = 1").join(stored, list(BRONZE_KEY))
+                ranked.filter("_rank = 1").join(stored, list(BRONZE.key))
                 .filter("_stored_sha = content_sha256 AND _stored_file <> source_file")
                 .select("source_file", "case_id", "version", "ingest_time", F.lit(E_REDUNDANT).alias("error_code")))
         # the copies are judged against bronze as it was before this ingest
         copies = copies.persist()
         copies.count()
-        merge(spark, reports, tables.bronze, BRONZE_KEY, changed=["content_sha256"], change_feed=True)
+        merge(spark, reports, tables.bronze, BRONZE.key, changed=["content_sha256"], change_feed=True)
         conflicts = copies.select(
             F.lit("ingest").alias("stage"), "source_file", "case_id", "version", F.lit("").alias("field"),
             "error_code",

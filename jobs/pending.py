@@ -11,20 +11,19 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.tables import Tables, exists
-
-GOLD_KEY = ("case_id", "version")
+from deid_core.lakehouse import GOLD, KIND_TEXT, PENDING
+from jobs.tables import Tables, exists, field_name_column
 
 
 def report_rows(spark: SparkSession, tables: Tables) -> DataFrame:
-    """One de-identified report per (case id, version), with its versions and a content hash."""
+    """One de-identified report per (case id, version), with its versions and a content hash (`PENDING`)."""
     silver = spark.read.format("delta").load(tables.silver)
-    is_text = F.col("kind") == "text"
-    grouped = silver.groupBy(*GOLD_KEY).agg(
+    is_text = F.col("kind") == KIND_TEXT
+    grouped = silver.groupBy(*PENDING.key).agg(
         F.sort_array(F.collect_list(F.when(is_text, F.struct(
-            F.expr("substring(field, 6)").alias("path"), F.col("text_deid").alias("text"))))).alias("text_fields"),
+            field_name_column("field").alias("path"), F.col("text_deid").alias("text"))))).alias("text_fields"),
         F.sort_array(F.collect_list(F.when(~is_text, F.struct(
-            F.expr("substring(field, 12)").alias("path"), F.col("label").alias("label"),
+            field_name_column("field").alias("path"), F.col("label").alias("label"),
             F.col("text_deid").alias("value"))))).alias("structured_fields"),
         F.sort_array(F.collect_set("model_version")).alias("model_versions"),
         F.sort_array(F.collect_set("policy_version")).alias("policy_versions"),
@@ -35,19 +34,20 @@ def report_rows(spark: SparkSession, tables: Tables) -> DataFrame:
         "text_fields", "structured_fields", "model_versions", "policy_versions", "dictionary_versions")), 256))
     bronze = spark.read.format("delta").load(tables.bronze)
     meta_cols = ["format", "sender"] + (["country"] if "country" in bronze.columns else [])
-    meta = bronze.select(*GOLD_KEY, *meta_cols)
+    meta = bronze.select(*PENDING.key, *meta_cols)
     if "country" not in meta_cols:
         meta = meta.withColumn("country", F.lit(None).cast("string"))
-    return grouped.join(meta, list(GOLD_KEY), "left")
+    return grouped.join(meta, list(PENDING.key), "left").select(*PENDING.names)
 
 
 def pending_reports(spark: SparkSession, tables: Tables) -> DataFrame:
-    """Reports of `report_rows` that gold lacks in this exact form."""
+    """Reports of `report_rows` that gold lacks in this exact form (`PENDING`)."""
     rows = report_rows(spark, tables)
     if not exists(spark, tables.published):
         return rows
-    gold = spark.read.format("delta").load(tables.published).select(*GOLD_KEY, "content_sha256")
-    return rows.join(gold, [*GOLD_KEY, "content_sha256"], "left_anti")
+    gold = spark.read.format("delta").load(tables.published).select(*GOLD.key, "content_sha256")
+    # the join puts its columns first: back in the layout's order
+    return rows.join(gold, [*GOLD.key, "content_sha256"], "left_anti").select(*PENDING.names)
 
 
 def population_digest(df: DataFrame) -> str:

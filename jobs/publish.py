@@ -23,15 +23,15 @@ import typer
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from deid_core.lakehouse import GOLD, PUBLISH_LOG
 from deid_core.qa.config import QaConfig, load_qa_config
 from deid_core.qa.gate import GateDecision, decide
-from jobs.pending import GOLD_KEY, pending_reports
+from jobs.pending import pending_reports
 from jobs.tables import Tables, exists, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
 EXIT_REFUSED = 3
-LOG_SCHEMA = "run_id string, decided_at string, allowed boolean, reports long, model_versions string, verdicts string"
 
 
 def gate(spark: SparkSession, tables: Tables, cfg: QaConfig, model_versions: set[str]) -> GateDecision:
@@ -54,8 +54,8 @@ def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str) -> tupl
         if n and decision.allowed:
             now = datetime.now(timezone.utc)
             gold = batch.withColumn("published_run_id", F.lit(run_id)).withColumn(
-                "published_at", F.lit(now).cast("timestamp"))
-            merge(spark, gold, tables.published, GOLD_KEY, changed=["content_sha256"])
+                "published_at", F.lit(now).cast("timestamp")).select(*GOLD.names)
+            merge(spark, gold, tables.published, GOLD.key, changed=["content_sha256"])
         _log(spark, tables, run_id, decision, n, versions)
         return decision, (n if decision.allowed else 0)
     finally:
@@ -66,7 +66,7 @@ def _log(spark: SparkSession, tables: Tables, run_id: str, decision: GateDecisio
     verdicts = json.dumps([v.__dict__ for v in decision.verdicts])
     row = (run_id, datetime.now(timezone.utc).isoformat(timespec="seconds"), decision.allowed, n,
            ",".join(sorted(versions)), verdicts)
-    spark.createDataFrame([row], LOG_SCHEMA).write.format("delta").mode("append").save(tables.publish_log)
+    spark.createDataFrame([row], PUBLISH_LOG.schema).write.format("delta").mode("append").save(tables.publish_log)
 
 
 @app.command()

@@ -27,20 +27,12 @@ from typing import Any
 import typer
 from pyspark.sql import SparkSession
 
+from deid_core.lakehouse import QA_METRICS, QA_REVIEW_ITEMS
 from deid_core.qa.config import QaConfig, load_qa_config
 from deid_core.qa.review import ItemCounts, aggregate, count_item, read_review_jsonl
 from jobs.tables import Tables, exists, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
-
-REVIEW_KEY = ("sample_id", "item_id")
-REVIEW_SCHEMA = ("sample_id string, item_id string, model_version string, reviewer string, tokens int, "
-                 "released int, masked int, missed_phi int, over_masked int, source_file string, "
-                 "ingested_at string")
-METRICS_SCHEMA = ("sample_id string, model_version string, sample_created_at string, run_id string, items int, "
-                  "reviewed_items int, complete boolean, tokens int, released int, masked int, missed_phi int, "
-                  "over_masked int, residual_phi_rate double, residual_phi_upper double, over_masking_rate double, "
-                  "over_masking_upper double, confidence double, computed_at string")
 
 
 def read_inbox(inbox: Path, expected: dict[tuple[str, str], dict[str, Any]]) -> tuple[dict, dict[Path, list[str]]]:
@@ -117,17 +109,15 @@ def run(spark: SparkSession, tables: Tables, cfg: QaConfig) -> tuple[list[dict[s
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if accepted:
         rows = [{**r, "ingested_at": now} for r in accepted.values()]
-        df = spark.createDataFrame([tuple(r[c.split()[0]] for c in REVIEW_SCHEMA.split(", ")) for r in rows],
-                                   REVIEW_SCHEMA)
-        merge(spark, df, tables.qa_review_items, REVIEW_KEY,
+        df = spark.createDataFrame([tuple(r[c] for c in QA_REVIEW_ITEMS.names) for r in rows], QA_REVIEW_ITEMS.schema)
+        merge(spark, df, tables.qa_review_items, QA_REVIEW_ITEMS.key,
               changed=["reviewer", "tokens", "released", "masked", "missed_phi", "over_masked", "source_file"])
     reviewed: dict[tuple[str, str], dict[str, Any]] = {}
     if exists(spark, tables.qa_review_items):
         for r in spark.read.format("delta").load(tables.qa_review_items).collect():
             reviewed[(r["sample_id"], r["item_id"])] = r.asDict()
     metrics = compute_metrics(expected, reviewed, cfg.review.confidence)
-    cols = [c.split()[0] for c in METRICS_SCHEMA.split(", ")]
-    df = spark.createDataFrame([tuple(m[c] for c in cols) for m in metrics], METRICS_SCHEMA)
+    df = spark.createDataFrame([tuple(m[c] for c in QA_METRICS.names) for m in metrics], QA_METRICS.schema)
     # small and fully recomputed from the two item tables: an overwrite is the idempotent write
     df.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(tables.qa_metrics)
     return metrics, problems

@@ -27,18 +27,18 @@ import typer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, PENDING, QA_SAMPLE_ITEMS
 from deid_core.qa.config import QaConfig, load_qa_config
 from deid_core.qa.html_report import write_sample_html
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
 from deid_core.qa.review import write_review_jsonl
 from deid_core.qa.sampling import allocate, length_bucket, sample_id as make_sample_id
-from jobs.pending import GOLD_KEY, pending_reports, population_digest
-from jobs.tables import Tables, merge
+from jobs.pending import pending_reports, population_digest
+from jobs.tables import Tables, field_key_column, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
 STRATA = ("sender", "country", "length_bucket", "model_version")
-SAMPLE_ITEMS_KEY = ("sample_id", "item_id")
 
 
 def _bucket_expr(col: F.Column, bounds: list[int]) -> F.Column:
@@ -52,7 +52,7 @@ def with_strata(pending: DataFrame, bounds: list[int]) -> DataFrame:
     narrative = F.filter("text_fields", lambda f: f["path"] == "narrative")
     length = F.coalesce(F.length(F.element_at(narrative, 1)["text"]), F.lit(0))
     return pending.select(
-        *GOLD_KEY, "content_sha256",
+        *PENDING.key, "content_sha256",
         F.coalesce("sender", F.lit("unknown")).alias("sender"),
         F.coalesce("country", F.lit("unknown")).alias("country"),
         _bucket_expr(length, bounds).alias("length_bucket"),
@@ -75,30 +75,31 @@ def draw(spark: SparkSession, population: DataFrame, n: int, seed: str) -> tuple
     drawn = (population.join(F.broadcast(quota_df), list(STRATA))
              .withColumn("_rank", F.row_number().over(w)).filter("_rank <= quota")
              .withColumn("_order", order).orderBy(*STRATA, "_order").collect())
-    rows = [{**{k: r[k] for k in (*GOLD_KEY, *STRATA)}, "weight": r["stratum_size"] / r["quota"]} for r in drawn]
+    rows = [{**{k: r[k] for k in (*PENDING.key, *STRATA)}, "weight": r["stratum_size"] / r["quota"]} for r in drawn]
     return rows, sum(counts.values()), len(counts)
 
 
 def fetch_items(spark: SparkSession, tables: Tables, drawn: list[dict], sid: str,
                 include_structured: bool) -> list[ReviewItem]:
     """Original and de-identified text of every field of the drawn reports."""
-    keys = spark.createDataFrame([(d["case_id"], d["version"]) for d in drawn], list(GOLD_KEY))
-    silver = spark.read.format("delta").load(tables.silver).join(F.broadcast(keys), list(GOLD_KEY))
+    keys = spark.createDataFrame([(d["case_id"], d["version"]) for d in drawn], list(PENDING.key))
+    silver = spark.read.format("delta").load(tables.silver).join(F.broadcast(keys), list(PENDING.key))
     if not include_structured:
-        silver = silver.filter("kind = 'text'")
-    bronze = spark.read.format("delta").load(tables.bronze).join(F.broadcast(keys), list(GOLD_KEY))
-    originals = bronze.select(*GOLD_KEY, F.explode("text_fields").alias("f")).select(
-        *GOLD_KEY, F.concat(F.lit("text:"), "f.path").alias("field"), F.col("f.text").alias("original"),
-    ).unionByName(bronze.select(*GOLD_KEY, F.explode("structured_fields").alias("f")).select(
-        *GOLD_KEY, F.concat(F.lit("structured:"), "f.path").alias("field"), F.col("f.value").alias("original"),
+        silver = silver.filter(F.col("kind") == KIND_TEXT)
+    bronze = spark.read.format("delta").load(tables.bronze).join(F.broadcast(keys), list(PENDING.key))
+    originals = bronze.select(*PENDING.key, F.explode("text_fields").alias("f")).select(
+        *PENDING.key, field_key_column(KIND_TEXT, "f.path").alias("field"), F.col("f.text").alias("original"),
+    ).unionByName(bronze.select(*PENDING.key, F.explode("structured_fields").alias("f")).select(
+        *PENDING.key, field_key_column(KIND_STRUCTURED, "f.path").alias("field"), F.col("f.value").alias("original"),
     ))
-    rows = silver.join(originals, [*GOLD_KEY, "field"], "left").collect()
+    rows = silver.join(originals, [*PENDING.key, "field"], "left").collect()
     by_report: dict[tuple[str, str], list] = {}
     for r in rows:
         by_report.setdefault((r["case_id"], r["version"]), []).append(r)
     items: list[ReviewItem] = []
     for no, d in enumerate(drawn, start=1):
-        fields = sorted(by_report.get((d["case_id"], d["version"]), []), key=lambda r: (r["kind"] != "text", r["field"]))
+        fields = sorted(by_report.get((d["case_id"], d["version"]), []),
+                        key=lambda r: (r["kind"] != KIND_TEXT, r["field"]))
         for j, r in enumerate(fields, start=1):
             spans = tuple(sorted((MaskedSpan(s["start"], s["end"], s["label"], s["replacement"]) for s in r["spans"] or []),
                                  key=lambda s: (s.start, s.end)))
@@ -116,11 +117,7 @@ def record_items(spark: SparkSession, tables: Tables, info: SampleInfo, items: l
              i.kind, i.model_version, i.policy_version, hashlib.sha256(i.original.encode("utf-8")).hexdigest(),
              i.strata.get("sender"), i.strata.get("country"), i.strata.get("length_bucket"), i.weight)
             for i in items]
-    schema = ("sample_id string, item_id string, run_id string, sample_created_at string, report_no int, "
-              "case_id string, version string, field string, kind string, model_version string, "
-              "policy_version string, original_sha256 string, sender string, country string, "
-              "length_bucket string, weight double")
-    merge(spark, spark.createDataFrame(rows, schema), tables.qa_sample_items, SAMPLE_ITEMS_KEY)
+    merge(spark, spark.createDataFrame(rows, QA_SAMPLE_ITEMS.schema), tables.qa_sample_items, QA_SAMPLE_ITEMS.key)
 
 
 def _private_dir(path: Path) -> Path:

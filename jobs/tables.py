@@ -9,32 +9,22 @@ Every write is a MERGE on the table's key (a plain append while the table
 is still empty), so a re-run or a restarted stream never duplicates rows,
 and a row only changes when its content does. One writer per table at a
 time is assumed (the jobs are scheduled, not concurrent).
+
+What each table holds (columns, types, MERGE keys) and how a field key is
+made are `deid_core.lakehouse`'s; here are their Spark forms.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-BRONZE_KEY = ("case_id", "version")
-SILVER_KEY = ("case_id", "version", "field")
-#: key columns never hold NULL (MERGE would not match NULL = NULL): '' instead
-QUARANTINE_KEY = ("stage", "source_file", "case_id", "version", "field")
-
-BRONZE_SCHEMA = (
-    "case_id string, version string, format string, report_id string, received_date string, sender string, "
-    "file_sha256 string, content_sha256 string, source_file string, ingest_time timestamp, "
-    "text_fields array<struct<path:string,text:string>>, "
-    "structured_fields array<struct<path:string,label:string,value:string>>, country string"
-)
-QUARANTINE_SCHEMA = (
-    "stage string, source_file string, case_id string, version string, field string, "
-    "error_code string, reason string, recorded_at timestamp"
-)
+from deid_core.lakehouse import FIELD_KEY_SEPARATOR, QUARANTINE, field_key
 
 
 @dataclass(frozen=True)
@@ -80,6 +70,16 @@ class Tables:
     def qa_metrics(self) -> str:
         """Residual-PHI and over-masking rates with upper bounds, per sample and model version."""
         return str(self.root / "qa_metrics")
+
+
+def field_key_column(kind: str, name: Column | str) -> Column:
+    """`deid_core.lakehouse.field_key(kind, name)` of every row: `name` is the column of the field's path."""
+    return F.concat(F.lit(field_key(kind, "")), name)
+
+
+def field_name_column(key: Column | str = "field") -> Column:
+    """The name half of `deid_core.lakehouse.split_field_key(key)` of every row (a colon in the name is kept)."""
+    return F.split(key, re.escape(FIELD_KEY_SEPARATOR), 2).getItem(1)
 
 
 def exists(spark: SparkSession, path: str) -> bool:
@@ -139,8 +139,9 @@ def merge(spark: SparkSession, df: DataFrame, path: str, keys: tuple[str, ...],
 
 
 def quarantine_rows(spark: SparkSession, df: DataFrame, tables: Tables) -> None:
-    keyed = df
-    for k in QUARANTINE_KEY:
+    """MERGE rows of `deid_core.lakehouse.QUARANTINE`'s columns into quarantine (NULL keys become '')."""
+    keyed = df.select(*QUARANTINE.names)
+    for k in QUARANTINE.key:
         keyed = keyed.withColumn(k, F.coalesce(F.col(k), F.lit("")))
-    keyed = latest_per_key(keyed, QUARANTINE_KEY, ["recorded_at"])
-    merge(spark, keyed, tables.quarantine, QUARANTINE_KEY, changed=["error_code", "reason"])
+    keyed = latest_per_key(keyed, QUARANTINE.key, ["recorded_at"])
+    merge(spark, keyed, tables.quarantine, QUARANTINE.key, changed=["error_code", "reason"])

@@ -34,6 +34,7 @@ RUNTIME = (
     "deid_core.pipeline",
     "deid_core.corpus.document",
     "deid_core.dictionaries.artifact",
+    "deid_core.lakehouse",
     "deid_core.e2b.parse",
     "deid_core.e2b.r2",
     "deid_core.e2b.r3",
@@ -143,3 +144,8 @@ def test_every_project_import_names_an_existing_module() -> None:
     stale = sorted(f"{mod} -> {imp}" for mod, imps in GRAPH.items() for imp in imps
                    if imp.split(".")[0] in PACKAGES and not _resolves(imp))
     assert stale == []
+
+
+def test_table_layouts_are_a_bottom_module() -> None:
+    """`deid_core.lakehouse` is imported by `udfs` and `jobs` alike: it imports nothing of the project, nor Spark."""
+    assert GRAPH["deid_core.lakehouse"] == set()

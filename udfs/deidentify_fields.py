@@ -23,6 +23,7 @@ import pandas as pd
 
 from deid_core.categories import UNKNOWN_LABEL
 from deid_core.config import OutputConfig
+from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, SILVER
 from deid_core.render import render_masked, replacement as tag_for
 from deid_core.results import mask_everything
 from udfs.runtime import PipelineSpec, pipeline_for
@@ -34,17 +35,8 @@ CHUNK = 64
 #: structured values per chunk (a failing chunk is masked whole)
 VALUE_CHUNK = 1024
 
-_OUTPUT: tuple[tuple[str, str], ...] = (
-    ("case_id", "string"), ("version", "string"), ("field", "string"), ("kind", "string"),
-    ("label", "string"), ("text_deid", "string"),
-    ("spans", "array<struct<start:int,end:int,label:string,replacement:string>>"),
-    ("status", "string"), ("error_code", "string"), ("input_sha256", "string"),
-    ("model_version", "string"), ("dictionary_version", "string"), ("policy_version", "string"),
-    ("processing_ms", "double"),
-)
-OUTPUT_COLUMNS = tuple(n for n, _ in _OUTPUT)
-OUTPUT_SCHEMA = ", ".join(f"{n} {t}" for n, t in _OUTPUT)
-INPUT_COLUMNS = ("case_id", "version", "field", "kind", "label", "text", "input_sha256")
+#: the rows this UDF emits are silver's (`deid_core.lakehouse.SILVER`); it reads `FIELD_ROWS`
+_COLUMNS = list(SILVER.names)
 
 # error codes (also documented in the README)
 E_LOAD = "E_LOAD"        # the pipeline could not be loaded: row fully masked
@@ -55,7 +47,7 @@ E_REPLACE = "E_REPLACE"  # a surrogate failed: the entity was tagged
 
 def _fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[dict[str, Any]]]:
     out = OutputConfig()
-    if kind == "structured":
+    if kind == KIND_STRUCTURED:
         tag = tag_for(label or UNKNOWN_LABEL, out)
         return tag, [{"start": 0, "end": len(text), "label": label or UNKNOWN_LABEL, "replacement": tag}]
     masked = mask_everything(text)
@@ -84,8 +76,8 @@ def _row(r: Any, text_deid: str, spans: list[dict[str, Any]], status: str, code:
 
 def _process_chunk(pipe: Any, chunk: pd.DataFrame, versions: dict[str, str]) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    texts = chunk[chunk["kind"] == "text"]
-    structured = chunk[chunk["kind"] != "text"]
+    texts = chunk[chunk["kind"] == KIND_TEXT]
+    structured = chunk[chunk["kind"] != KIND_TEXT]
     if len(texts):
         results = pipe.process(list(texts["text"].fillna("")), list(texts["case_id"]))
         for r, res in zip(texts.itertuples(index=False), results, strict=True):
@@ -113,7 +105,7 @@ def _process_chunk(pipe: Any, chunk: pd.DataFrame, versions: dict[str, str]) -> 
 def deidentify_batches(
     spec: PipelineSpec, dictionary_bc: Any, key_bc: Any | None
 ) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
-    """The function for `mapInPandas(..., OUTPUT_SCHEMA)`; broadcasts are read on the worker."""
+    """The function for `mapInPandas(..., SILVER.schema)` over `FIELD_ROWS`; broadcasts are read on the worker."""
 
     def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
         pipe = None
@@ -128,9 +120,9 @@ def deidentify_batches(
         for batch in batches:
             # texts sorted by length, in chunks of CHUNK texts (full network batches);
             # structured values are cheap and go in larger chunks after them
-            texts = batch[batch["kind"] == "text"]
+            texts = batch[batch["kind"] == KIND_TEXT]
             texts = texts.assign(_len=texts["text"].fillna("").str.len()).sort_values("_len", kind="stable")
-            values = batch[batch["kind"] != "text"]
+            values = batch[batch["kind"] != KIND_TEXT]
             chunks = [texts.iloc[i : i + CHUNK] for i in range(0, len(texts), CHUNK)]
             chunks += [values.iloc[i : i + VALUE_CHUNK] for i in range(0, len(values), VALUE_CHUNK)]
             out: list[dict[str, Any]] = []
@@ -143,7 +135,7 @@ def deidentify_batches(
                 except Exception as exc:  # noqa: BLE001 - fail closed
                     log.error("chunk failed (%s); rows fully masked", type(exc).__name__)  # phi-safe
                     out += _failed_rows(chunk, E_CHUNK, versions, 0.0)
-            yield pd.DataFrame(out, columns=list(OUTPUT_COLUMNS))
+            yield pd.DataFrame(out, columns=_COLUMNS)
 
     return run
 

@@ -39,20 +39,10 @@ import pandas as pd
 
 from deid_core.e2b.errors import BLANK, NOT_XML, E2BParseError
 from deid_core.e2b.parse import iter_reports
+from deid_core.lakehouse import PARSED
 
-_OUTPUT: tuple[tuple[str, str], ...] = (
-    ("row_kind", "string"),
-    ("case_id", "string"), ("version", "string"), ("format", "string"), ("report_id", "string"),
-    ("received_date", "string"), ("sender", "string"), ("file_sha256", "string"), ("content_sha256", "string"),
-    ("source_file", "string"), ("ingest_time", "timestamp"),
-    ("text_fields", "array<struct<path:string,text:string>>"),
-    ("structured_fields", "array<struct<path:string,label:string,value:string>>"),
-    ("error_code", "string"), ("reason", "string"), ("country", "string"),
-)
-_COLUMNS = [n for n, _ in _OUTPUT]
-OUTPUT_SCHEMA = ", ".join(f"{n} {t}" for n, t in _OUTPUT)
-#: the input frame: one row per listed file (`jobs.landing`)
-INPUT_SCHEMA = "path string, size long"
+#: the rows this UDF emits (`deid_core.lakehouse.PARSED`): report rows carry bronze's columns
+_COLUMNS = list(PARSED.names)
 
 #: `row_kind` values
 REPORT = "report"
@@ -196,7 +186,7 @@ def _text_size(row: dict[str, Any]) -> int:
 
 
 def parse_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
-    """For `mapInPandas(parse_batches, OUTPUT_SCHEMA)` over a frame of `INPUT_SCHEMA`."""
+    """For `mapInPandas(parse_batches, PARSED.schema)` over a frame of `LANDED_FILES.schema` (`deid_core.lakehouse`)."""
     for batch in batches:
         now = datetime.now(timezone.utc)
         rows: list[dict[str, Any]] = []

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 from itertools import groupby
 from pathlib import Path
 
+from deid_core.lakehouse import KIND_STRUCTURED, split_field_key
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
 from deid_core.qa.review import REVIEW_STEPS, private_text_writer
 
@@ -72,8 +73,14 @@ def _anchor(prefix: str, value: str) -> str:
 
 
 def field_title(field: str) -> str:
-    """"text:narrative" -> "Narrative", "structured:patient.birth_date" -> "Patient birth date"."""
-    path = field.split(":", 1)[1] if ":" in field else field
+    """"text:narrative" -> "Narrative", "structured:patient.birth_date" -> "Patient birth date".
+
+    `field` is a field key (`deid_core.lakehouse`); anything else is titled as it is.
+    """
+    try:
+        path = split_field_key(field)[1]
+    except ValueError:
+        path = field
     words = " ".join(re.sub(r"[._]+", " ", path).split())
     return (words[:1].upper() + words[1:]) if words else field
 
@@ -278,8 +285,8 @@ def _strata_html(strata: dict[str, str]) -> str:
 
 def _render_report(report_no: int, of: int, items: Sequence[ReviewItem]) -> str:
     first = items[0]
-    text_items = [i for i in items if i.kind != "structured"]
-    structured = [i for i in items if i.kind == "structured"]
+    text_items = [i for i in items if i.kind != KIND_STRUCTURED]
+    structured = [i for i in items if i.kind == KIND_STRUCTURED]
     body = "".join(_render_text_item(i) for i in text_items)
     if structured:
         body += _render_structured(structured)
@@ -334,7 +341,7 @@ def _plural(values: Sequence[str]) -> str:
 
 
 def _facts(info: SampleInfo, items: Sequence[ReviewItem], reports: int) -> str:
-    n_struct = sum(1 for i in items if i.kind == "structured")
+    n_struct = sum(1 for i in items if i.kind == KIND_STRUCTURED)
     facts = [
         ("Run", info.run_id),
         ("Created", _when(info.created_at)),

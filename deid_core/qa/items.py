@@ -30,7 +30,7 @@ class ReviewItem:
     report_no: int          # 1-based position of the report in the sample
     case_id: str
     version: str
-    field: str              # "text:<path>" or "structured:<path>"
+    field: str              # a field key: "text:<path>" or "structured:<path>" (`deid_core.lakehouse.field_key`)
     kind: str               # "text" | "structured"
     label: str | None       # the structured field's category, None for free text
     model_version: str

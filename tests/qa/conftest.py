@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, field_key
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
 
 SAMPLE_ID = "qa-2026-11-26-ab12cd"
@@ -32,11 +33,11 @@ def deidentify(text: str, spans: tuple[MaskedSpan, ...]) -> str:
 def make_item(
     report_no: int,
     field_no: int,
-    field: str,
+    path: str,
     original: str,
     marks: list[tuple[str, str]],
     *,
-    kind: str = "text",
+    kind: str = KIND_TEXT,
     label: str | None = None,
     strata: dict[str, str] | None = None,
     deidentified: str | None = None,
@@ -48,7 +49,7 @@ def make_item(
         report_no=report_no,
         case_id=f"GB-ACME-2026-{1000 + report_no}",
         version="2",
-        field=field,
+        field=field_key(kind, path),
         kind=kind,
         label=label,
         model_version="hybrid-1.4.0",
@@ -88,24 +89,24 @@ STRATA_3 = {"sender": "Hospital", "country": "DE", "length_bucket": "<300", "mod
 def sample() -> tuple[SampleInfo, list[ReviewItem]]:
     """Three reports with narratives and structured fields, all consistent (tests break them on purpose)."""
     items = [
-        make_item(1, 1, "text:narrative", NARRATIVE_1, [
+        make_item(1, 1, "narrative", NARRATIVE_1, [
             ("Jane Roe", "NAME"), ("47", "AGE"), ("Leeds", "LOCATION"), ("12-JAN-2026", "DATE"),
             ("14-JAN-2026", "DATE"), ("Richard Miles", "NAME"), ("St Elsewhere Hospital", "LOCATION"),
             ("0113 496 0000", "PHONE"), ("j.roe@example.org", "EMAIL"), ("3 days", "DATE"),
         ]),
-        make_item(1, 2, "structured:patient.initials", "JR", [("JR", "NAME")], kind="structured", label="NAME"),
-        make_item(1, 3, "structured:patient.birth_date", "1978-05-02", [("1978-05-02", "DATE")],
-                  kind="structured", label="DATE"),
-        make_item(2, 1, "text:narrative", NARRATIVE_2, [
+        make_item(1, 2, "patient.initials", "JR", [("JR", "NAME")], kind=KIND_STRUCTURED, label="NAME"),
+        make_item(1, 3, "patient.birth_date", "1978-05-02", [("1978-05-02", "DATE")],
+                  kind=KIND_STRUCTURED, label="DATE"),
+        make_item(2, 1, "narrative", NARRATIVE_2, [
             ("John Doe", "NAME"), ("44-1982-77", "ID"), ("03/02/2026", "DATE"), ("Riverside Clinic", "LOCATION"),
             ("Springfield", "LOCATION"), ("https://report.example.com/x1", "URL"),
         ], strata=STRATA_2),
-        make_item(2, 2, "text:reporter.comment_text", "Called back on 05/02/2026.", [("05/02/2026", "DATE")],
+        make_item(2, 2, "reporter.comment_text", "Called back on 05/02/2026.", [("05/02/2026", "DATE")],
                   strata=STRATA_2),
-        make_item(3, 1, "text:narrative", NARRATIVE_3, [
+        make_item(3, 1, "narrative", NARRATIVE_3, [
             ("93", "AGE"), ("2026-03-09", "DATE"), ("Mary Major", "NAME"),
         ], strata=STRATA_3),
-        make_item(3, 2, "structured:reporter.qualification_other", "pharmacist", [], kind="structured",
+        make_item(3, 2, "reporter.qualification_other", "pharmacist", [], kind=KIND_STRUCTURED,
                   strata=STRATA_3),
     ]
     info = SampleInfo(

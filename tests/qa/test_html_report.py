@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, field_key
 from deid_core.qa.html_report import (
     CATEGORY_COLOURS,
     css_class,
@@ -49,7 +50,7 @@ def test_header_names_the_sample(sample: Sample) -> None:
 
 def test_no_raw_json_anywhere(sample: Sample) -> None:
     info, items = sample
-    items = items + [make_item(4, 1, "text:narrative", 'Note: {"name": "Jane Roe"} pasted by the sender.',
+    items = items + [make_item(4, 1, "narrative", 'Note: {"name": "Jane Roe"} pasted by the sender.',
                                [("Jane Roe", "NAME")])]
     page = render_sample_html(info, items)
     assert '{"' not in page
@@ -59,7 +60,7 @@ def test_no_raw_json_anywhere(sample: Sample) -> None:
 def test_original_text_is_escaped(sample: Sample) -> None:
     info, _ = sample
     evil = 'Jane Roe <script>alert("x")</script> & <b>bold</b>'
-    item = make_item(1, 1, "text:narrative", evil, [("Jane Roe", "NAME")])
+    item = make_item(1, 1, "narrative", evil, [("Jane Roe", "NAME")])
     page = render_sample_html(info, [item])
     assert "<script" not in page and "<b>bold" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;" in page
@@ -70,7 +71,7 @@ def test_labels_and_fields_are_escaped_in_attributes(sample: Sample) -> None:
     label = 'X" onmouseover="alert(1)'
     item = ReviewItem(
         sample_id="s", item_id='r1"><b>', report_no=1, case_id="<i>case</i>", version="1",
-        field='text:<img src=x onerror="alert(1)">', kind="text", label=None, model_version="m",
+        field=field_key(KIND_TEXT, '<img src=x onerror="alert(1)">'), kind=KIND_TEXT, label=None, model_version="m",
         policy_version="p", original="Roe ok", deidentified="[X] ok",
         spans=(MaskedSpan(0, 3, label, "[X]"),), strata={"sender": "<em>s</em>"},
     )
@@ -92,7 +93,7 @@ def test_masked_spans_are_highlighted_in_both_columns(sample: Sample) -> None:
 
 def test_legend_has_a_chip_and_count_for_every_label_used(sample: Sample) -> None:
     info, items = sample
-    items = items + [make_item(4, 1, "text:narrative", "Logged from 192.0.2.7 by Roe.",
+    items = items + [make_item(4, 1, "narrative", "Logged from 192.0.2.7 by Roe.",
                                [("192.0.2.7", "IP"), ("Roe", "PHI")])]
     page = render_sample_html(info, items)
     legend = page.split('class="card legend"')[1].split("</section>")[0]
@@ -137,8 +138,12 @@ def test_structured_fields_are_a_table_with_readable_names(sample: Sample) -> No
 
 @pytest.mark.parametrize(
     ("field", "title"),
-    [("text:narrative", "Narrative"), ("structured:patient.birth_date", "Patient birth date"),
-     ("text:reporter.comment_text", "Reporter comment text"), ("narrative", "Narrative"), ("text:", "text:")],
+    [(field_key(KIND_TEXT, "narrative"), "Narrative"),
+     (field_key(KIND_STRUCTURED, "patient.birth_date"), "Patient birth date"),
+     (field_key(KIND_TEXT, "reporter.comment_text"), "Reporter comment text"),
+     (field_key(KIND_TEXT, "drug[0]:dose_text"), "Drug[0]:dose text"),  # a colon in the path is the path's
+     ("narrative", "Narrative"),  # not a field key: titled as it is
+     (field_key(KIND_TEXT, ""), "text:")],
 )
 def test_field_title(field: str, title: str) -> None:
     assert field_title(field) == title
@@ -167,7 +172,7 @@ def test_overlapping_or_out_of_range_spans_are_not_highlighted(sample: Sample) -
 
 def test_unmasked_field_says_so(sample: Sample) -> None:
     info, _ = sample
-    page = render_sample_html(info, [make_item(1, 1, "text:narrative", "Rash after aspirin.", [])])
+    page = render_sample_html(info, [make_item(1, 1, "narrative", "Rash after aspirin.", [])])
     assert "Nothing was masked in this field" in page
 
 

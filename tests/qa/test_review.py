@@ -46,7 +46,7 @@ def write_lines(path: Path, lines: list[Any]) -> Path:
 
 def record(text: str, masked: list[tuple[str, str]], **review: Any) -> dict[str, Any]:
     """A template line for `text` with (quote, label) masked, then the reviewer's fields applied."""
-    line = template_record(make_item(1, 1, "text:narrative", text, masked))
+    line = template_record(make_item(1, 1, "narrative", text, masked))
     line.update(review)
     return line
 
@@ -88,7 +88,7 @@ def test_instructions_explain_both_mark_forms_and_both_lists() -> None:
 def test_write_is_private_utf8_one_line_per_item(
     tmp_path: Path, sample: tuple[SampleInfo, list[ReviewItem]],
 ) -> None:
-    polish = make_item(4, 1, "text:narrative", "Seen in Łódź by Dr Ęła.", [("Łódź", "LOCATION")])
+    polish = make_item(4, 1, "narrative", "Seen in Łódź by Dr Ęła.", [("Łódź", "LOCATION")])
     items = sample[1] + [polish]
     path = tmp_path / "qa" / "review.jsonl"
     assert write_review_jsonl(items, path) == len(items)
@@ -199,7 +199,7 @@ def test_over_masked_mark_on_clear_text_does_not_count() -> None:
 def test_tokens_crossing_span_and_mark_edges() -> None:
     # The engine masked "ohn Do" only: tokens "John" and "Doe" overlap the span, so both count as masked.
     text = "John Doe took 5mg."
-    item = make_item(1, 1, "text:narrative", text, [])
+    item = make_item(1, 1, "narrative", text, [])
     line = template_record(item)
     line.update(masked=[{"start": 1, "end": 7, "label": "NAME"}], reviewed=True,
                 over_masked=[{"start": 7, "end": 9}],   # "e " : touches "Doe" only

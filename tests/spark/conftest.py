@@ -46,3 +46,12 @@ def e2b_inputs(tmp_path: Path, shared_data: Path) -> Path:
     write_synthetic_e2b(root / "synthetic", 12, seed=3)
     (root / "broken.xml").write_bytes(b"<ichicsr><safetyreport><safetyreportid>1</safety")
     return root
+
+
+def column_types(df) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+    return [(f.name, f.dataType.simpleString()) for f in df.schema.fields]
+
+
+def assert_layout(spark, df, layout) -> None:  # type: ignore[no-untyped-def]
+    """`df` (a table as read back) has exactly the columns, order and types `layout` declares."""
+    assert column_types(df) == column_types(spark.createDataFrame([], layout.schema))

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import TEST_KEY, write_synthetic_e2b
+from deid_core.lakehouse import BRONZE, KIND_STRUCTURED, QUARANTINE, SILVER, field_key
+from tests.spark.conftest import TEST_KEY, assert_layout, write_synthetic_e2b
 
 pytestmark = pytest.mark.spark
 
@@ -71,7 +72,11 @@ def test_ingest_and_deidentify_end_to_end(spark, e2b_inputs: Path, tmp_path: Pat
     for (case, version), rep in expected.items():
         for f in rep.structured_fields:
             if f.label in ("NAME", "PHONE", "EMAIL") and len(f.value) > 3:
-                assert deid[(case, version, f"structured:{f.path}")] != f.value
+                assert deid[(case, version, field_key(KIND_STRUCTURED, f.path))] != f.value
+    # the tables hold exactly the rows `deid_core.lakehouse` declares
+    quarantined = spark.read.format("delta").load(tables.quarantine)
+    for df, layout in ((bronze, BRONZE), (silver, SILVER), (quarantined, QUARANTINE)):
+        assert_layout(spark, df, layout)
     versions = silver.select("model_version", "dictionary_version", "policy_version").distinct().collect()
     assert len(versions) == 1 and versions[0].model_version.startswith("model-")
 
@@ -86,6 +91,22 @@ def test_ingest_and_deidentify_end_to_end(spark, e2b_inputs: Path, tmp_path: Pat
     assert last.operation == "MERGE" and int(last.operationMetrics["numTargetRowsUpdated"]) == 0
     s = summary(spark, tables)
     assert s["reports"] == len(expected) and s["quarantined"] == {"ingest": n_conflicts + 1}
+
+
+def test_field_key_columns_agree_with_the_helpers(spark) -> None:  # type: ignore[no-untyped-def]
+    """Spark's field keys (`jobs.tables`) are `deid_core.lakehouse.field_key`'s, and split back the same way."""
+    from deid_core.lakehouse import FIELD_KINDS, split_field_key
+    from jobs.tables import field_key_column, field_name_column
+
+    paths = ["narrative", "reporter[0].family_name", "drug[0]:dose:text", "", "ü:ß "]
+    df = spark.createDataFrame([(p,) for p in paths], "path string")
+    for kind in FIELD_KINDS:
+        keyed = df.select("path", field_key_column(kind, "path").alias("field"))
+        rows = keyed.select("path", "field", field_name_column("field").alias("name")).collect()
+        assert [r.path for r in rows] == paths
+        for r in rows:
+            assert r.field == field_key(kind, r.path) and split_field_key(r.field) == (kind, r.name)
+            assert r.name == r.path
 
 
 def test_a_missing_model_is_refused_on_the_driver(tmp_path: Path, key_file: Path) -> None:

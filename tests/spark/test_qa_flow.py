@@ -12,7 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from tests.spark.conftest import write_synthetic_e2b
+from deid_core.lakehouse import (
+    GOLD,
+    KIND_TEXT,
+    PENDING,
+    PUBLISH_LOG,
+    QA_METRICS,
+    QA_REVIEW_ITEMS,
+    QA_SAMPLE_ITEMS,
+    split_field_key,
+)
+from tests.spark.conftest import assert_layout, write_synthetic_e2b
 
 pytestmark = pytest.mark.spark
 
@@ -105,7 +115,7 @@ def test_sample_review_gate_publish(spark, lake, tmp_path: Path) -> None:  # typ
     items = spark.read.format("delta").load(lake.qa_sample_items).filter(f"sample_id = '{sid}'").collect()
     assert len(lines) == len(items) == manifest["items"] > 0
     assert len({(r.case_id, r.version) for r in items}) == 6
-    assert {r["kind"] for r in lines} == {"text"}  # structured values are not sampled by default
+    assert {r["kind"] for r in lines} == {KIND_TEXT}  # structured values are not sampled by default
     # a redraw would change what reviewers are working on
     before = (folder / "review.jsonl").stat().st_mtime_ns
     again, msg = qa_sample.run(spark, lake, cfg, RUN)
@@ -144,15 +154,21 @@ def test_sample_review_gate_publish(spark, lake, tmp_path: Path) -> None:  # typ
     gold = spark.read.format("delta").load(lake.published)
     assert gold.count() == n_reports and gold.groupBy("case_id", "version").count().filter("count > 1").count() == 0
     # gold holds the de-identified text, exactly as silver has it
-    silver = {(r.case_id, r.version, r.field[5:]): r.text_deid for r in
-              spark.read.format("delta").load(lake.silver).filter("kind = 'text'").collect()}
+    silver = {(r.case_id, r.version, split_field_key(r.field)[1]): r.text_deid for r in
+              spark.read.format("delta").load(lake.silver).filter(f"kind = '{KIND_TEXT}'").collect()}
     for row in gold.collect():
         for f in row.text_fields:
             assert f.text == silver[(row.case_id, row.version, f.path)]
     # 6. nothing is pending any more: a re-run publishes nothing and draws no new sample
     assert pending_reports(spark, lake).count() == 0
+    assert_layout(spark, pending_reports(spark, lake), PENDING)
     assert publish.run(spark, lake, cfg, RUN) [1] == 0
     assert qa_sample.run(spark, lake, cfg, "2026-11-27")[0] is None
     log = spark.read.format("delta").load(lake.publish_log).collect()
     assert sorted((r.allowed, r.reports) for r in log) == [
         (False, n_reports)] * 3 + [(True, 0), (True, n_reports)]
+    # the tables hold exactly the rows `deid_core.lakehouse` declares
+    for path, layout in ((lake.published, GOLD), (lake.publish_log, PUBLISH_LOG),
+                         (lake.qa_sample_items, QA_SAMPLE_ITEMS), (lake.qa_review_items, QA_REVIEW_ITEMS),
+                         (lake.qa_metrics, QA_METRICS)):
+        assert_layout(spark, spark.read.format("delta").load(path), layout)

@@ -8,13 +8,17 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from deid_core.lakehouse import FIELD_ROWS, KIND_STRUCTURED, KIND_TEXT, SILVER, field_key
 from udfs import runtime
-from udfs.deidentify_fields import OUTPUT_COLUMNS, deidentify_batches
+from udfs.deidentify_fields import deidentify_batches
 from udfs.runtime import PipelineSpec
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = b"udf-test-key-0123456789abcdef"
 SECRET = "Quackenbush"
+NARRATIVE = field_key(KIND_TEXT, "narrative")
+BIRTH_DATE = field_key(KIND_STRUCTURED, "patient.birth_date")
+FAMILY_NAME = field_key(KIND_STRUCTURED, "reporter[0].family_name")
 
 
 @dataclass
@@ -29,18 +33,17 @@ def bcs(cfg) -> tuple[FakeBroadcast, FakeBroadcast]:  # type: ignore[no-untyped-
 
 def _frame() -> pd.DataFrame:
     rows = [
-        ("C1", "1", "text:narrative", "text", None, f"Seen by Dr. {SECRET} on 12-JAN-2014; ibuprofen 400 mg."),
-        ("C1", "1", "structured:patient.birth_date", "structured", "DATE", "19480112"),
-        ("C1", "1", "structured:reporter[0].family_name", "structured", "NAME", SECRET),
-        ("C2", "1", "text:narrative", "text", None, ""),
+        ("C1", "1", NARRATIVE, KIND_TEXT, None, f"Seen by Dr. {SECRET} on 12-JAN-2014; ibuprofen 400 mg.", "x"),
+        ("C1", "1", BIRTH_DATE, KIND_STRUCTURED, "DATE", "19480112", "x"),
+        ("C1", "1", FAMILY_NAME, KIND_STRUCTURED, "NAME", SECRET, "x"),
+        ("C2", "1", NARRATIVE, KIND_TEXT, None, "", "x"),
     ]
-    df = pd.DataFrame(rows, columns=["case_id", "version", "field", "kind", "label", "text"])
-    return df.assign(input_sha256="x")
+    return pd.DataFrame(rows, columns=list(FIELD_ROWS.names))
 
 
 def _run(spec: PipelineSpec, bcs, frame: pd.DataFrame) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     out = list(deidentify_batches(spec, *bcs)(iter([frame])))
-    assert len(out) == 1 and list(out[0].columns) == list(OUTPUT_COLUMNS)
+    assert len(out) == 1 and tuple(out[0].columns) == SILVER.names  # silver's row, as the job declares it
     return out[0].set_index(["case_id", "field"])
 
 
@@ -49,10 +52,10 @@ def test_rows_are_deidentified_with_versions(bcs) -> None:  # type: ignore[no-un
     out = _run(spec, bcs, _frame())
     assert set(out["status"]) == {"ok"}
     assert SECRET not in " ".join(out["text_deid"])
-    assert out.loc[("C1", "structured:patient.birth_date"), "text_deid"].isdigit()
-    assert out.loc[("C1", "structured:patient.birth_date"), "text_deid"] != "19480112"
+    assert out.loc[("C1", BIRTH_DATE), "text_deid"].isdigit()
+    assert out.loc[("C1", BIRTH_DATE), "text_deid"] != "19480112"
     assert out["policy_version"].str.startswith("hipaa_safe_harbor-").all()
-    spans = out.loc[("C1", "text:narrative"), "spans"]
+    spans = out.loc[("C1", NARRATIVE), "spans"]
     assert spans and {"start", "end", "label", "replacement"} <= set(spans[0])
 
 
@@ -60,8 +63,8 @@ def test_unloadable_pipeline_masks_everything(bcs, tmp_path: Path) -> None:  # t
     spec = PipelineSpec("hybrid", "hipaa_safe_harbor", conf_dir=str(REPO / "conf"), model_dir=str(tmp_path))
     out = _run(spec, bcs, _frame())
     assert set(out["status"]) == {"failed"} and set(out["error_code"]) == {"E_LOAD"}
-    assert out.loc[("C1", "text:narrative"), "text_deid"].replace("[PHI]", "").strip(" .;-") == ""
-    assert out.loc[("C1", "structured:reporter[0].family_name"), "text_deid"] == "[NAME]"
+    assert out.loc[("C1", NARRATIVE), "text_deid"].replace("[PHI]", "").strip(" .;-") == ""
+    assert out.loc[("C1", FAMILY_NAME), "text_deid"] == "[NAME]"
 
 
 def test_a_failing_chunk_is_fully_masked(bcs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -73,9 +76,9 @@ def test_a_failing_chunk_is_fully_masked(bcs, monkeypatch) -> None:  # type: ign
 
     monkeypatch.setattr(pipe, "process", boom)
     out = _run(spec, bcs, _frame())
-    texts = out[out["kind"] == "text"]
+    texts = out[out["kind"] == KIND_TEXT]
     assert set(texts["error_code"]) == {"E_CHUNK"} and set(texts["status"]) == {"failed"}
-    assert set(out[out["kind"] != "text"]["status"]) == {"ok"}  # values are a chunk of their own
+    assert set(out[out["kind"] != KIND_TEXT]["status"]) == {"ok"}  # values are a chunk of their own
     assert SECRET not in " ".join(out["text_deid"])
 
 
@@ -92,8 +95,8 @@ def test_a_text_the_detector_cannot_process_is_flagged(bcs, monkeypatch) -> None
 
     monkeypatch.setattr(inner, "detect", flaky)
     out = _run(spec, bcs, _frame())
-    assert out.loc[("C1", "text:narrative"), "error_code"] == "E_DETECT"
-    assert SECRET not in out.loc[("C1", "text:narrative"), "text_deid"]
+    assert out.loc[("C1", NARRATIVE), "error_code"] == "E_DETECT"
+    assert SECRET not in out.loc[("C1", NARRATIVE), "text_deid"]
 
 
 def test_a_failed_load_carries_the_versions_the_driver_checked(bcs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -134,8 +137,8 @@ def test_processing_time_is_the_rows_own(bcs, monkeypatch) -> None:  # type: ign
     monkeypatch.setattr(pipe, "process", with_known_times)
     out = _run(spec, bcs, _frame())
     # texts are sorted by length in a chunk: "" first (1 ms), the narrative second (200 ms)
-    assert out.loc[("C2", "text:narrative"), "processing_ms"] == pytest.approx(1.0)
-    assert out.loc[("C1", "text:narrative"), "processing_ms"] == pytest.approx(200.0)
+    assert out.loc[("C2", NARRATIVE), "processing_ms"] == pytest.approx(1.0)
+    assert out.loc[("C1", NARRATIVE), "processing_ms"] == pytest.approx(200.0)
 
 
 def test_pipeline_times_each_text(bcs) -> None:  # type: ignore[no-untyped-def]
