@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from deid_core.dictionaries.licensed_common import LicensedFormatError, LicensedSource
 from deid_core.dictionaries.meddra import describe_meddra_release, read_meddra_terms
+from tests.dictionaries.safe_errors import assert_safe_error as _assert_safe_error
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 MEDDRA = FIXTURES / "meddra"
@@ -57,17 +58,6 @@ SOC_NAMES = [
     "General disorders and administration site conditions",
 ]
 ALL_MEDDRA = LLT_NAMES + HLT_NAMES + HLGT_NAMES + SOC_NAMES  # PTs all repeat LLTs
-
-
-def _assert_safe_error(
-    err: pytest.ExceptionInfo[LicensedFormatError], basename: str, lineno: int, *secrets: str
-) -> None:
-    """Error names the basename and line, and none of the line's text."""
-    message = str(err.value)
-    assert basename in message
-    assert f"line {lineno}" in message
-    for secret in secrets:
-        assert secret not in message
 
 
 @pytest.mark.parametrize(

@@ -15,6 +15,7 @@ import pytest
 from deid_core.dictionaries.licensed_common import LicensedFormatError, LicensedSource
 from deid_core.dictionaries.meddra import read_meddra_terms
 from deid_core.dictionaries.whodrug import describe_whodrug, read_whodrug_names
+from tests.dictionaries.safe_errors import assert_safe_error as _assert_safe_error
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 WHODRUG = FIXTURES / "whodrug"
@@ -42,17 +43,6 @@ def _c3_record(mpid: str, drug_code: str, name: str, name_width: int = 1500) -> 
     tail = "500 mg tablets".ljust(30) + " " * 46 + "FRA".ljust(10) + "0".ljust(63)
     tail += "1985123120170907"  # create date, date changed
     return head + name.ljust(name_width) + tail
-
-
-def _assert_safe_error(
-    err: pytest.ExceptionInfo[LicensedFormatError], basename: str, lineno: int, *secrets: str
-) -> None:
-    """Error names the basename and line, and none of the line's text."""
-    message = str(err.value)
-    assert basename in message
-    assert f"line {lineno}" in message
-    for secret in secrets:
-        assert secret not in message
 
 
 @pytest.mark.parametrize(
