@@ -90,6 +90,16 @@ class ScoreConfig(_Strict):
     unknown: float = Field(ge=0, le=1)
 
 
+class ClinicalConfig(_Strict):
+    """Clinical-value evidence (`deid_core/rules/clinical.py`): doses, lab values, timings stay safe."""
+
+    enabled: bool = True
+    #: analytes, vital signs and scores whose following value is a measurement
+    analytes: Path
+    #: dose forms and count units no unit library knows ("tabs", "mEq", "bpm")
+    dose_units: Path
+
+
 class RulesConfig(_Strict):
     single_letters_unsafe: bool = True
     single_letter_exceptions: list[str] = Field(default_factory=list)
@@ -103,6 +113,8 @@ class RulesConfig(_Strict):
     saint_prefixes: Path
     institution_prefixes: Path
     scores: ScoreConfig
+    #: None: no clinical-value evidence (every number and unit letter masked, as before)
+    clinical: ClinicalConfig | None = None
 
     @field_validator("single_letter_exceptions")
     @classmethod
@@ -232,6 +244,17 @@ class CombinerConfig(_Strict):
     prefer_manifest_thresholds: bool = True
     #: numbers the AGE detector finds from this value up are never released
     never_release_ages_from: int | None = 90
+    #: thresholds for the tokens of one rule reason (e.g. "clinical": 0.0 releases
+    #: clinical values whatever the network says); a model's manifest may override them
+    by_reason: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("by_reason")
+    @classmethod
+    def _reasons(cls, v: dict[str, float]) -> dict[str, float]:
+        from deid_core.thresholds import Thresholds
+
+        Thresholds(0.0, 0.0, by_reason=v)  # one validation of reason names and ranges
+        return v
 
 
 class DeepConfig(_Strict):

@@ -192,11 +192,16 @@ def _argmax_masks(
 
 
 def thresholds_for(cfg: DeidConfig, manifest_thresholds: Thresholds | None) -> Thresholds:
-    """The model's tuned pair when it has one and the config prefers it, else the config's."""
+    """The model's tuned pair when it has one and the config prefers it, else the config's.
+
+    Per-reason thresholds: the config's, overridden by those the manifest
+    was tuned with (a manifest tuned before a reason existed leaves it to the config).
+    """
     comb = cfg.deep.combiner
     if comb.prefer_manifest_thresholds and manifest_thresholds is not None:
-        return manifest_thresholds
-    return Thresholds(comb.low, comb.high)
+        by_reason = {**comb.by_reason, **manifest_thresholds.by_reason}
+        return manifest_thresholds.model_copy(update={"by_reason": by_reason})
+    return Thresholds(comb.low, comb.high, by_reason=dict(comb.by_reason))
 
 
 def build_detector(

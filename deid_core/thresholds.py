@@ -9,17 +9,26 @@ the network and the combiner must not import each other.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":")
+MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown")
+#: why the rules call a token safe: a safe list, or clinical-value evidence ("40 mg")
+SAFE_REASONS: tuple[str, ...] = ("safe", "clinical")
 
 
 class Thresholds(BaseModel):
     """P(safe) must exceed `low` to release a token the rules call safe, `high` for one they masked.
 
-    The optional fields record a tuned pair's provenance in the manifest
-    (target recall, dev set, the recall and precision reached there); the
-    combiner reads only `low` and `high`.
+    `by_reason` generalises the pair: a threshold for the tokens of one rule
+    reason (a masked reason such as "digit", or a safe one such as
+    "clinical"); reasons it does not name use `low` or `high`. The optional
+    fields record a tuned pair's provenance in the manifest (target recall,
+    dev set, the recall and precision reached there).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -30,6 +39,28 @@ class Thresholds(BaseModel):
     tuned_on: str | None = None
     recall: float | None = None
     precision: float | None = None
+    #: left out of the JSON when empty, so that manifests written before it existed round-trip unchanged
+    by_reason: dict[str, float] = Field(default_factory=dict, exclude_if=lambda v: not v)
+
+    @field_validator("by_reason")
+    @classmethod
+    def _known_reasons(cls, v: dict[str, float]) -> dict[str, float]:
+        unknown = sorted(set(v) - set(MASKED_REASONS) - set(SAFE_REASONS))
+        if unknown:
+            raise ValueError(f"unknown rule reasons {unknown} (known: {', '.join(MASKED_REASONS + SAFE_REASONS)})")
+        if any(not 0.0 <= t <= 1.0 for t in v.values()):
+            raise ValueError("a threshold is a probability, between 0 and 1")
+        return v
+
+    def per_token(self, rules_unsafe: np.ndarray, reasons: Sequence[str]) -> np.ndarray:
+        """The threshold each token's P(safe) must exceed: its reason's, else `high` (masked) or `low` (safe)."""
+        out = np.where(rules_unsafe, self.high, self.low).astype(float)
+        if self.by_reason:
+            for i, reason in enumerate(reasons):
+                t = self.by_reason.get(reason.split(":", 1)[0])
+                if t is not None:
+                    out[i] = t
+        return out
 
     def __init__(self, low: float, high: float, **provenance: Any) -> None:
         """`Thresholds(0.9, 0.95)` reads like the pair it is; provenance goes by keyword."""

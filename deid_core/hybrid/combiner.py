@@ -105,9 +105,15 @@ def group_min(p_safe: np.ndarray, groups: Sequence[int]) -> np.ndarray:
     return out
 
 
-def released(rules_unsafe: np.ndarray, never: np.ndarray, p_safe: np.ndarray, t: Thresholds) -> np.ndarray:
-    """True where the token may be shown; NaN probabilities are never released (fail closed)."""
+def released(rules_unsafe: np.ndarray, never: np.ndarray, p_safe: np.ndarray, t: Thresholds,
+             reasons: Sequence[str] = ()) -> np.ndarray:
+    """True where the token may be shown; NaN probabilities are never released (fail closed).
+
+    Without `reasons` the thesis's pair applies; with them, `t.by_reason` too.
+    """
     p = np.nan_to_num(p_safe, nan=0.0)
+    if reasons and t.by_reason:
+        return (~(rules_unsafe & never)) & (p > t.per_token(rules_unsafe, reasons))
     return np.where(rules_unsafe, (~never) & (p > t.high), p > t.low)
 
 
@@ -126,7 +132,8 @@ class Combiner:
             raise ValueError("probabilities do not match the tokens")
         rules_unsafe = np.asarray(analysis.unsafe, dtype=bool)
         never = self.never_release.mask(analysis)
-        keep = released(rules_unsafe, never, group_min(probs[:, 0], analysis.groups), self.thresholds)
+        keep = released(rules_unsafe, never, group_min(probs[:, 0], analysis.groups), self.thresholds,
+                        analysis.reasons)
         out: list[MaskedToken] = []
         labels = infer_categories(analysis, probs, self.classes)
         groups = analysis.groups or [-1] * n

@@ -9,6 +9,7 @@ covers it. The rules aim at recall; precision is the deep model's job.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -17,6 +18,7 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits
 from deid_core.results import MaskedToken
+from deid_core.rules.clinical import ClinicalEvidence
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
 from deid_core.rules.patterns import PatternDetector
@@ -92,6 +94,15 @@ def _label_from_flags(f: int, phrase_f: int, prev_lower: str | None) -> str:
     return UNKNOWN_LABEL
 
 
+def _is_article(text: str, tokens: Sequence[Token], i: int) -> bool:
+    """A capital "A" used as the article ("A 45-year-old", "A patient"), not an initial ("A. Smith", "A Smith")."""
+    if tokens[i].text != "A" or i + 1 >= len(tokens):
+        return False
+    nxt = tokens[i + 1]
+    gap = text[tokens[i].end:nxt.start]
+    return bool(gap) and gap.isspace() and (nxt.text[0].islower() or nxt.text[0].isdigit())
+
+
 class RuleDeidentifier:
     """Applies dictionaries, pattern and context detectors to texts."""
 
@@ -101,6 +112,7 @@ class RuleDeidentifier:
         rules: RulesConfig,
         patterns: PatternDetector | None = None,
         context: ContextDetector | None = None,
+        clinical: ClinicalEvidence | None = None,
     ) -> None:
         self.artifact = artifact
         self.rules = rules
@@ -111,6 +123,9 @@ class RuleDeidentifier:
             ContextLexicon.from_config(rules),
             rules.context,
         )
+        if clinical is None and rules.clinical is not None and rules.clinical.enabled:
+            clinical = ClinicalEvidence.from_files(rules.clinical.analytes, rules.clinical.dose_units)
+        self.clinical = clinical
         self._letter_exceptions = frozenset(rules.single_letter_exceptions)
         # score by masking kind, looked up per masked token
         self._scores: dict[str, float] = {k: float(v) for k, v in rules.scores.model_dump().items()}
@@ -160,7 +175,10 @@ class RuleDeidentifier:
                     next_group += 1
                 groups[i] = next_group
                 prev = (i, hit.detector)
-        # 3) dictionaries and token shape
+        # 3) clinical values ("40 mg", "INR 2.3", "q6h"): safe with their own reason,
+        #    never over a pattern or context match (those tokens are already unsafe)
+        clinical = self._clinical_tokens(text, tokens, unsafe) if self.clinical is not None and n else {}
+        # 4) dictionaries and token shape
         for i, tok in enumerate(tokens):
             if unsafe[i]:
                 continue
@@ -171,10 +189,15 @@ class RuleDeidentifier:
                 reason = "unsafe_list"
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
                 reason = "digit"
-            elif len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions:
+            elif (len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions
+                  and not _is_article(text, tokens, i)):
                 reason = "single_letter"
             elif not f & _SAFE:
                 reason = "unknown"
+            kind = clinical.get(i)
+            if kind is not None and self._clinical_wins(reason, tok):
+                reasons[i] = f"clinical:{kind}"
+                continue
             if reason is not None:
                 unsafe[i] = True
                 reasons[i] = reason
@@ -185,6 +208,36 @@ class RuleDeidentifier:
 
     def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
         return [self.analyse(t) for t in texts]
+
+    def _clinical_tokens(self, text: str, tokens: Sequence[Token], unsafe: list[bool]) -> dict[int, str]:
+        """Token index -> kind, for tokens lying wholly inside a clinical expression that no match touches."""
+        assert self.clinical is not None
+        spans = self.clinical.find(text, tokens)
+        out: dict[int, str] = {}
+        if not spans:
+            return out
+        starts = [t.start for t in tokens]
+        for span in spans:
+            first = k = bisect.bisect_left(starts, span.start)
+            while k < len(tokens) and tokens[k].end <= span.end:
+                k += 1
+            # a PHI detector claims part of it ("Towson, MD 21204"): the expression is not trusted
+            if any(unsafe[first:k]):
+                continue
+            for j in range(first, k):
+                out.setdefault(j, span.kind)
+        return out
+
+    def _clinical_wins(self, reason: str | None, tok: Token) -> bool:
+        """Clinical evidence lifts shape-based masking (digit, single letter, unknown word). A word on a
+        name or place list only when it is a curated analyte or unit ("Ca 8.9"), a unit as written
+        ("5 MIN"), or written in lower case ("for 2 weeks", "rose to 2.1"): a capitalised "Weeks" or
+        "Rose" stays masked."""
+        if reason is None or reason in ("digit", "single_letter", "unknown"):
+            return True
+        assert self.clinical is not None
+        return reason == "unsafe_list" and (
+            tok.text.islower() or self.clinical.curated(tok.lower) or self.clinical.is_unit(tok.text))
 
     def _apply_patterns(
         self,

@@ -27,7 +27,7 @@ def test_adaptive_threshold_table() -> None:
 
 
 def test_network_catches_what_rules_missed_and_releases_false_alarms(rules) -> None:  # type: ignore[no-untyped-def]
-    a = rules.analyse("The rash resolved after 3 days.")
+    a = rules.analyse("The rash resolved after attempt 3 there.")
     assert a.unsafe[[t.text for t in a.tokens].index("3")]
     comb = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease())
     p = probs_for(len(a.tokens), 0.99)
@@ -107,3 +107,50 @@ def test_policy_forced_detector_categories_are_never_released(rules) -> None:  #
     masked = forced.combine(a, p)
     assert [(a.text[m.start:m.end], m.label) for m in masked] == [("45", "AGE")]
     assert masked[0].group >= 0  # the detector's match id travels to the replacement step
+
+
+def test_thresholds_by_rule_reason() -> None:
+    t = Thresholds(0.5, 0.99, by_reason={"clinical": 0.0, "digit": 0.7})
+    unsafe = np.array([False, False, True, True, True])
+    never = np.array([False, False, False, False, True])
+    reasons = ["safe", "clinical:quantity", "digit", "unknown", "digit"]
+    p = np.array([0.4, 0.01, 0.8, 0.8, 1.0])
+    # safe by list: low; clinical: 0.0; digit: 0.7; unknown: high; never-release stays masked
+    assert released(unsafe, never, p, t, reasons).tolist() == [False, True, True, False, False]
+    # without reasons the pair alone applies, as in the thesis
+    assert released(unsafe, never, p, t).tolist() == [False, False, False, False, False]
+    assert not released(np.array([False]), np.array([False]), np.array([np.nan]), t, ["clinical:quantity"])[0]
+
+
+def test_unknown_reasons_and_bad_values_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown rule reasons"):
+        Thresholds(0.5, 0.9, by_reason={"clinicl": 0.0})
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        Thresholds(0.5, 0.9, by_reason={"digit": 1.5})
+
+
+def test_a_manifest_without_reasons_round_trips_unchanged() -> None:
+    plain = Thresholds(0.5, 0.9, target_recall=0.995)
+    assert "by_reason" not in plain.model_dump(mode="json")
+    tuned = Thresholds(0.5, 0.9, by_reason={"clinical": 0.0})
+    assert Thresholds.model_validate(tuned.model_dump(mode="json")) == tuned
+
+
+def test_config_reasons_fill_in_what_the_manifest_lacks(cfg) -> None:  # type: ignore[no-untyped-def]
+    from deid_core.detectors import thresholds_for
+
+    comb = cfg.deep.combiner.model_copy(update={"by_reason": {"clinical": 0.0, "digit": 0.8}})
+    conf = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={"combiner": comb})})
+    chosen = thresholds_for(conf, Thresholds(0.4, 0.97, by_reason={"digit": 0.9}))
+    assert (chosen.low, chosen.high, chosen.by_reason) == (0.4, 0.97, {"clinical": 0.0, "digit": 0.9})
+    assert thresholds_for(conf, None).by_reason == {"clinical": 0.0, "digit": 0.8}
+
+
+def test_clinical_values_come_back_even_when_the_network_doubts_them(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("Started warfarin 5 mg; INR 2.3 on day 5.")
+    p = probs_for(len(a.tokens), 0.3)  # an unsure network
+    strict = Combiner(CLASSES, Thresholds(0.5, 0.99), NeverRelease())
+    assert {a.text[m.start:m.end] for m in strict.combine(a, p)} >= {"5", "mg", "2", "3"}
+    lenient = Combiner(CLASSES, Thresholds(0.5, 0.99, by_reason={"clinical": 0.0}), NeverRelease())
+    kept = {a.text[m.start:m.end] for m in lenient.combine(a, p)}
+    assert kept.isdisjoint({"5", "mg", "INR", "2", "3", "day"})

@@ -1,0 +1,233 @@
+"""Clinical-value evidence: the parts of a narrative that are measurements, never identifiers.
+
+The inverse rule masks every number, unit letter and unknown word, which
+protects identifiers but destroys what a safety reviewer needs: "warfarin
+5 mg", "INR 2.3", "Na 118 mmol/L", "for 3 days", "q6h", "HR 88". This
+module finds such expressions so that the rules can call their tokens safe
+with a reason of their own (`clinical:<kind>`). It never overrides a PHI
+detector: the rule de-identifier runs the pattern (date, phone, ID, age >=
+90) and context detectors first, and a token they claim stays masked.
+
+Kinds of evidence:
+
+* ``quantity``: a number followed by a unit ("40 mg", "13.2 g/dL",
+  "12.5 x10^9/L", "95%", "38.5 °C", "3 days", "2 tabs"). Physical units
+  are recognised by `pint`'s unit registry (a well-kept units library),
+  kept to the units and decimal prefixes clinical narratives measure with
+  (pint also parses "Ma" as megayear and "Kim" as kibimeter); dose forms
+  and clinical count units it does not know come from a word list
+  (`rules.clinical.dose_units`).
+* ``analyte``: an analyte, vital sign or score followed by its value
+  ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
+  (`rules.clinical.analytes`).
+* ``timing``: a dosing frequency or schedule ("q6h", "x2", "day 5",
+  "week 2", "cycle 3").
+
+Lot and batch numbers stay with the ID detector, which claims any code after
+"lot" or "batch" (`rules/patterns/ids.py`): a PHI detector wins.
+
+Every expression is taken whole or not at all: if a PHI detector claims any
+of its tokens ("Towson, MD 21204"), none of them is called safe. A ZIP-shaped
+value after an analyte that is also a US state code ("CA 90210") is not
+taken as a lab value.
+
+A lone number, a lone letter and any word outside such an expression are
+left to the inverse rule. Single letters inside an expression ("mmol/L",
+"K 3.2") are safe; a lone initial stays unsafe.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import regex as re
+
+from deid_core.config import read_word_list
+from deid_core.text.tokenize import Token, tokenize
+
+#: English function words that `pint` happens to parse as units ("in" inch,
+#: "at" technical atmosphere, "a" year, "are" 100 m2): never a unit here.
+_NOT_UNITS = frozenset(
+    {"a", "an", "at", "are", "as", "in", "is", "it", "be", "by", "do", "me", "mi", "pm", "am", "or", "of", "on",
+     "to", "the", "and", "for", "he", "she", "we", "us", "no", "so", "up", "go", "hi", "ha", "ho", "bar", "ton"}
+)
+_NUMBER = r"\d+(?:[.,]\d+)?"
+#: a number, a range ("5-10", "2 to 3") or a number with an exponent ("12.5x10^9", "3 x 10⁹")
+_VALUE = rf"(?:{_NUMBER}(?:\s?(?:-|–|to)\s?{_NUMBER})?(?:\s?[x×*]\s?10\s?(?:\^|\*\*)?\s?[-−]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?)"
+#: one unit word ("mg", "µmol", "°C", "%"), optionally with an exponent digit ("mm3")
+_UNIT_WORD = r"(?:%|°\s?[CF]?|[^\W\d_]+(?:[23])?)"
+_UNIT_EXPR = rf"{_UNIT_WORD}(?:\s?/\s?(?:{_NUMBER}\s?)?{_UNIT_WORD})*"
+#: "40 mg", "45-year-old", "12.5 x10^9/L" (a unit may follow an exponent with a slash)
+_QUANTITY = re.compile(rf"(?<![\w.]){_VALUE}(?:\s|-)?(?P<unit>/?\s?{_UNIT_EXPR})(?![^\W_])")
+_TIMING = re.compile(
+    r"(?i)(?<![\w.])(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
+    r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b)"
+)
+#: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
+_LINK = (r"(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
+         r"|decreased to|now|down to|up to|in the|high|low)\s+|\s+)")
+#: an analyte's value: a number, a ratio ("120/80"), a multiple of a limit ("3x ULN"), with optional unit
+_ANALYTE_VALUE = (
+    rf"[<>≤≥~^]?\s?(?:\d0'?s|{_VALUE}(?:\s?/\s?(?:{_NUMBER}|\.\d+))*|\.\d+)"
+    rf"(?:\s?(?:[x×]|times)\s?(?:ULN|LLN|normal)\b|\s?%|\s?(?:{_UNIT_EXPR}))?"
+)
+_AFTER_ANALYTE = re.compile(rf"(?i){_LINK}(?P<value>{_ANALYTE_VALUE})(?![^\W_])")
+_TRAILING_UNIT = re.compile(rf"{_UNIT_EXPR}$")
+_LIMIT = re.compile(r"(?i)ULN|LLN|normal")
+_LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
+#: a ZIP code's shape: never a lab value after a word that is also a US state code ("CA 90210")
+_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
+
+
+@dataclass(frozen=True)
+class ClinicalSpan:
+    """A character span of a clinical expression and its kind (quantity, analyte, timing)."""
+
+    start: int
+    end: int
+    kind: str
+
+
+class ClinicalEvidence:
+    """Finds clinical-value expressions in a text; built once from word lists."""
+
+    def __init__(self, analytes: Iterable[str], dose_units: Iterable[str], state_codes: Iterable[str] = ()) -> None:
+        self.dose_units = frozenset(u.lower() for u in dose_units)
+        names = sorted({a.lower() for a in analytes}, key=len, reverse=True)
+        self.analytes = frozenset(names)
+        #: analytes that are also state codes ("Ca"): a ZIP-shaped value after them is no lab value
+        self.state_like = frozenset(c.lower() for c in state_codes) & self.analytes
+        _registry()  # built here, with the other dictionaries, not inside the first report
+        # analyte names are found by token (a set lookup per token; a regex over ~200 names,
+        # case-insensitive, costs more than all the pattern detectors together)
+        self._names_by_first: dict[str, list[tuple[str, ...]]] = {}
+        for name in names:
+            parts = tuple(t.lower for t in tokenize(name))
+            if parts:
+                self._names_by_first.setdefault(parts[0], []).append(parts)
+        for options in self._names_by_first.values():
+            options.sort(key=len, reverse=True)
+        self._unit_cache: dict[str, bool] = {}
+        #: ventilator and drip settings put the value first: "5 peep", "40% FiO2", "7.5peep"
+        self._value_first = re.compile(
+            rf"(?i)(?<![\w.]){_VALUE}\s?%?\s?(?P<name>\L<names>)(?![^\W_])", names=names or ["\x00"]
+        )
+
+    @classmethod
+    def from_files(cls, analytes: Path, dose_units: Path) -> ClinicalEvidence:
+        import us  # the US state codes the dictionaries already use (places)
+
+        states = [s.abbr for s in us.states.STATES_AND_TERRITORIES]
+        return cls(read_word_list(analytes), read_word_list(dose_units), states)
+
+    def curated(self, lowered: str) -> bool:
+        """Is the word on the project's own analyte or dose-unit list (not merely a pint unit)?"""
+        return lowered in self.analytes or lowered in self.dose_units
+
+    def is_unit(self, word: str) -> bool:
+        """A unit of measure or dose: the word list, else pint's registry (case as written)."""
+        lowered = word.lower()
+        if lowered in self.dose_units:
+            return True
+        if lowered in _NOT_UNITS:
+            return False
+        if word[-1:] in ("2", "3") and word[:-1].isalpha():  # "mm3", "m2": a power of a unit
+            word = word[:-1]
+        word = word.replace("µ", "u").replace("μ", "u")
+        # notes written in capitals ("200 MG", "500CC"): units are case-sensitive in pint, so
+        # an all-capital word is also tried in lower case
+        return _pint_unit(word) or (len(word) > 1 and word.isupper() and _pint_unit(lowered))
+
+    def _unit_expression(self, expr: str) -> bool:
+        """Is every part of "mg/kg/day", "mmol/L", "mg/24 h" a unit?"""
+        known = self._unit_cache.get(expr)
+        if known is None:
+            parts = [_LEADING_NUMBER.sub("", p.strip()) for p in expr.split("/") if p.strip()]  # "24 h" -> "h"
+            known = bool(parts) and all(p == "%" or p.startswith("°") or self.is_unit(p) for p in parts)
+            if len(self._unit_cache) < 65536:
+                self._unit_cache[expr] = known
+        return known
+
+    def _analyte_names(self, text: str, tokens: Sequence[Token]) -> Iterator[tuple[int, int, str]]:
+        """(start, end, name) of each analyte name in the text, by token."""
+        lowered = [t.lower for t in tokens]
+        for i, first in enumerate(lowered):
+            options = self._names_by_first.get(first)
+            if options is None or (tokens[i].start and text[tokens[i].start - 1] == "."):
+                continue
+            for parts in options:
+                k = i + len(parts)
+                if tuple(lowered[i:k]) == parts and all(
+                    tokens[j + 1].start - tokens[j].end <= 1 for j in range(i, k - 1)
+                ):
+                    yield tokens[i].start, tokens[k - 1].end, " ".join(parts)
+                    break
+
+    def find(self, text: str, tokens: Sequence[Token] | None = None) -> list[ClinicalSpan]:
+        """Clinical expressions in `text`, sorted by start (they may overlap).
+
+        `tokens`: the text's tokens when the caller has them (the rules do).
+        """
+        if tokens is None:
+            tokens = tokenize(text)
+        out: list[ClinicalSpan] = []
+        for m in _QUANTITY.finditer(text):
+            if self._unit_expression(m.group("unit")):
+                out.append(ClinicalSpan(m.start(), m.end(), "quantity"))
+        for start, name_end, name in self._analyte_names(text, tokens):
+            m = _AFTER_ANALYTE.match(text, name_end)
+            if m is None:
+                continue
+            value = m.group("value")
+            if name in self.state_like and _ZIP.fullmatch(value.strip()):
+                continue
+            unit = _TRAILING_UNIT.search(value)
+            # a trailing word after the value must be a unit, else only the number is the value
+            end = m.end()
+            if unit and not _LIMIT.fullmatch(unit.group()) and not self._unit_expression(unit.group()):
+                end = m.start("value") + unit.start()
+                while end > start and text[end - 1].isspace():
+                    end -= 1
+            out.append(ClinicalSpan(start, end, "analyte"))
+        for m in self._value_first.finditer(text):
+            out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
+        for m in _TIMING.finditer(text):
+            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
+        out.sort(key=lambda s: (s.start, s.end))
+        return out
+
+
+@functools.lru_cache(maxsize=1)
+def _registry():  # type: ignore[no-untyped-def]
+    import pint  # the registry takes about a second to build: once per process
+
+    return pint.UnitRegistry(autoconvert_offset_to_baseunit=True)
+
+
+#: pint units a narrative measures with; anything else pint knows (barn, tesla,
+#: "Ma" megayear, "Kim" kibimeter, "Ed" exaday) is not taken as a unit
+_CLINICAL_UNITS = frozenset({
+    "gram", "liter", "mole", "meter", "second", "minute", "hour", "day", "week", "month", "year",
+    "millimeter_Hg", "pascal", "standard_atmosphere", "degree_Celsius", "degree_Fahrenheit", "percent",
+    "ppm", "enzyme_unit", "calorie", "cubic_centimeter", "gray", "hertz", "becquerel", "equivalent",
+})
+_CALENDAR = frozenset({"minute", "hour", "day", "week", "month", "year"})
+#: decimal prefixes of clinical quantities (mega-, exa-, kibi- ... are not)
+_CLINICAL_PREFIXES = ("", "milli", "micro", "nano", "pico", "femto", "centi", "deci", "kilo")
+
+
+@functools.lru_cache(maxsize=65536)
+def _pint_unit(word: str) -> bool:
+    if not word or not word.isalpha() or len(word) > 12:
+        return False
+    try:
+        name = str(_registry().parse_units(word))
+    except Exception:  # noqa: BLE001 - pint raises several error types for "not a unit"
+        return False
+    if name in _CLINICAL_UNITS:
+        return True
+    # prefixed units: "mg", "µmol", "kPa", "ms"; never a prefixed calendar unit ("ma" would be a milliyear)
+    return any(name.startswith(p) and name[len(p):] in _CLINICAL_UNITS - _CALENDAR for p in _CLINICAL_PREFIXES if p)

@@ -1,0 +1,118 @@
+"""Clinical-value evidence: doses, lab values and timings stay visible; identifiers stay masked."""
+
+from __future__ import annotations
+
+import pytest
+
+from deid_core.config import DeidConfig
+from deid_core.dictionaries.artifact import DictionaryArtifact
+from deid_core.rules.clinical import ClinicalEvidence
+from deid_core.rules.deidentifier import RuleDeidentifier
+
+
+@pytest.fixture(scope="module")
+def evidence(cfg: DeidConfig) -> ClinicalEvidence:
+    assert cfg.rules.clinical is not None
+    return ClinicalEvidence.from_files(cfg.rules.clinical.analytes, cfg.rules.clinical.dose_units)
+
+
+def spans(evidence: ClinicalEvidence, text: str) -> set[tuple[str, str]]:
+    return {(text[s.start:s.end], s.kind) for s in evidence.find(text)}
+
+
+@pytest.mark.parametrize("text", ["40 mg", "13.2 g/dL", "12.5 x10^9/L", "95%", "38.5 °C", "3 days", "2 tabs",
+                                  "500 cells/mm3", "40 mEq", "5-10 mg", "1,000 units", "0.5 mg/kg/day", "88 bpm"])
+def test_quantities(evidence: ClinicalEvidence, text: str) -> None:
+    assert (text, "quantity") in spans(evidence, text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Na 118", "Na 118"), ("INR: 2.3", "INR: 2.3"), ("ALT 3x ULN", "ALT 3x ULN"), ("BP 120/80", "BP 120/80"),
+    ("creatinine rose to 2.1 mg/dL", "creatinine rose to 2.1 mg/dL"), ("GCS 15", "GCS 15"),
+    ("Hgb 9.1 yesterday", "Hgb 9.1"),
+])
+def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "analyte") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["q6h", "q 4-6 hours", "x2", "day 5", "cycle 3", "3x"])
+def test_timings(evidence: ClinicalEvidence, text: str) -> None:
+    assert (text, "timing") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["Room 12", "Henry 5", "in 2014", "at 5 in the morning", "MRN 1234567",
+                                  "called 555-1234", "Smith 42", "Weeks 3"])
+def test_no_evidence_where_there_is_no_measurement(evidence: ClinicalEvidence, text: str) -> None:
+    assert spans(evidence, text) == set()
+
+
+def test_function_words_pint_accepts_are_not_units(evidence: ClinicalEvidence) -> None:
+    # pint parses "in" (inch), "at" (technical atmosphere), "a" (year), "are" (100 m2)
+    for word in ("in", "at", "a", "are", "as"):
+        assert not evidence.is_unit(word)
+    for word in ("mg", "mL", "mmol", "mmHg", "dL", "µg", "h", "weeks", "tabs", "mEq", "mm3"):
+        assert evidence.is_unit(word), word
+
+
+def _verdict(rules: RuleDeidentifier, text: str) -> dict[str, tuple[bool, str]]:
+    a = rules.analyse(text)
+    return {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens)}
+
+
+def test_rules_keep_clinical_values_and_mask_identifiers(rules: RuleDeidentifier) -> None:
+    text = ("A 67-year-old man on warfarin 5 mg daily: INR 2.3 and Na 118 mmol/L after 3 days, q6h x2. "
+            "Seen by Dr. Tyro on 12-JAN-2014, phone 617-555-0123, aged 92. Patient J.S. in Room 12.")
+    v = _verdict(rules, text)
+    for kept in ["5", "mg", "INR", "2", "3", "Na", "118", "mmol", "L", "q6h", "x2"]:
+        assert v[kept][0] is False and v[kept][1].startswith("clinical:"), kept
+    assert v["A"][0] is False  # the article before a number, not an initial
+    # "12" last occurs in "Room 12": a number without a unit stays masked
+    for masked, reason in [("Tyro", "context:"), ("JAN", "pattern:DATE"), ("2014", "pattern:DATE"),
+                           ("617", "pattern:PHONE"), ("0123", "pattern:PHONE"), ("92", "pattern:AGE"),
+                           ("J", "single_letter"), ("S", "single_letter"), ("12", "digit")]:
+        assert v[masked][0] is True and v[masked][1].startswith(reason), masked
+
+
+def test_a_phi_detector_wins_over_clinical_evidence(rules: RuleDeidentifier) -> None:
+    # a date followed by a unit-like word, and an age >= 90 in years: the PHI detectors keep them masked
+    v = _verdict(rules, "on 12/03/2019 h the 93 year old")
+    assert v["2019"] == (True, "pattern:DATE")
+    assert v["93"][0] is True and v["93"][1].startswith("pattern:AGE")
+
+
+def test_capitalised_list_words_stay_masked_lower_case_units_do_not(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "for 2 weeks, then Dr Weeks for 2 Weeks")
+    a = rules.analyse("for 2 weeks, then Dr Weeks for 2 Weeks")
+    words = [(t.text, a.unsafe[i]) for i, t in enumerate(a.tokens)]
+    assert words[1:3] == [("2", False), ("weeks", False)]
+    assert ("Weeks", True) in words[4:]
+    assert v["Weeks"][0] is True
+
+
+def test_lone_initials_stay_masked(rules: RuleDeidentifier) -> None:
+    for text in ["A. Smith was seen", "reported by A Smith", "K was given"]:
+        a = rules.analyse(text)
+        first = a.tokens[[t.text for t in a.tokens].index("A" if "A" in text else "K")]
+        assert a.unsafe[a.tokens.index(first)], text
+
+
+def test_disabled_evidence_masks_numbers_as_before(cfg: DeidConfig, artifact: DictionaryArtifact) -> None:
+    assert cfg.rules.clinical is not None
+    off = cfg.rules.model_copy(update={"clinical": cfg.rules.clinical.model_copy(update={"enabled": False})})
+    rules = RuleDeidentifier(artifact, off)
+    v = _verdict(rules, "warfarin 5 mg, INR 2.3")
+    assert v["5"] == (True, "digit") and v["2"] == (True, "digit")
+
+
+@pytest.mark.parametrize("alphabet", ["0123456789./ ", "1 mg/", "Na 1. ", "q1x2 ", "0123 %x10^"])
+def test_adversarial_input_is_fast(evidence: ClinicalEvidence, alphabet: str) -> None:
+    # sanity guard against catastrophic backtracking, not a benchmark
+    import random
+    import time
+
+    rng = random.Random(7)
+    text = "".join(rng.choice(alphabet) for _ in range(100_000))
+    t0 = time.perf_counter()
+    found = evidence.find(text)
+    assert time.perf_counter() - t0 < 5.0
+    assert all(0 <= s.start < s.end <= len(text) for s in found)
