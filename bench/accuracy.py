@@ -4,14 +4,20 @@ Default: every method (rules, deep, hybrid with the default model) on dev and
 test: token masking recall, precision (also under the i2b2 reading, where
 masked ages and years count as PHI), F1, HIPAA recall, recall per gold
 label, entity-level recall/precision, retention of non-PHI numbers and drug
-names. Numbers only, never text.
+names, and keep-span retention per keep label when the corpus has keep
+spans (PhysioNet has none). Numbers only, never text.
 
 With `--variants DIR`: one row per model directory under DIR (as written by
 `make train-variants`: variants a-d, CRF and window heads) x method (deep,
 hybrid), plus rules, on the test split.
 
+With `--synthetic N`: every method on N synthetic narratives generated with
+seed 777 (not the training seed, 101): recall, HIPAA recall, precision and
+keep-span retention overall and per keep label.
+
     .venv/bin/python bench/accuracy.py [--json]
     .venv/bin/python bench/accuracy.py --variants build/variants [--split test]
+    .venv/bin/python bench/accuracy.py --synthetic 300 [--json]
 """
 
 from __future__ import annotations
@@ -23,20 +29,33 @@ from pathlib import Path
 from _common import PHYSIONET, require
 
 from deid_core.config import load_config
+from deid_core.corpus.document import KEEP_LABELS, Document
 from deid_core.corpus.jsonl import read_jsonl
 from deid_core.detectors import Method, build_detector
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.evaluation.corpus import drug_names, evaluate_corpus
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts
+from deid_core.synthetic.narratives import generate_narratives
+
+#: Seed of the `--synthetic` corpus: not the model-refresh training seed (101),
+#: so the model is scored on narratives it was not trained on.
+SYNTHETIC_SEED = 777
 
 
-def run(method: Method, split: str, model_dir: Path | None = None) -> tuple[Counts, float, str]:
+def synthetic_docs(n: int) -> list[Document]:
+    return [s.to_document() for s in generate_narratives(n, SYNTHETIC_SEED)]
+
+
+def run(method: Method, split: str, model_dir: Path | None = None,
+        docs: list[Document] | None = None) -> tuple[Counts, float, str]:
+    """Score `method` on a PhysioNet split, or on `docs` when given."""
     cfg = load_config()
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
     det = build_detector(method, cfg, art, model_dir=model_dir)
-    docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
+    if docs is None:
+        docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
     # one detector call for the whole split: the timing is the detector's alone
     res = evaluate_corpus(docs, hipaa, detector=det, is_drug=drug_names(art), batch_size=None)
     return res.counts, res.detect_seconds, det.version
@@ -62,6 +81,31 @@ def _print(results: list[dict]) -> None:
     for r in results:
         per = ", ".join(f"{k} {v['caught']}/{v['gold']} ({v['recall']:.3f})" for k, v in r["token"]["per_label"].items())
         print(f"{r['name']:22s} {r['split']:5s} {per}")
+    if any(r["keep"]["tokens"] for r in results):
+        _print_keep(results)
+
+
+def _print_keep(results: list[dict], column: str = "split") -> None:
+    """Keep-span retention per keep label (kept/tokens), one row per result."""
+    print("\nkeep-span retention (keep-span tokens no masked span overlaps)")
+    print(f"{'method':22s} {column:9s} {'all':>7s} " + " ".join(f"{lab:>8s}" for lab in KEEP_LABELS))
+    for r in results:
+        per = r["keep"]["per_label"]
+        cells = " ".join(f"{per[lab]['retention']:8.4f}" if lab in per else f"{'-':>8s}" for lab in KEEP_LABELS)
+        print(f"{r['name']:22s} {r['split']:9s} {r['keep']['retention']:7.4f} {cells}")
+    print("\nkeep-span tokens per label (kept/tokens)")
+    for r in results:
+        per = ", ".join(f"{k} {v['kept']}/{v['tokens']}" for k, v in r["keep"]["per_label"].items())
+        print(f"{r['name']:22s} {r['split']:9s} {per}")
+
+
+def _print_synthetic(results: list[dict]) -> None:
+    print(f"{'method':22s} {'corpus':9s} {'gold':>5s} {'recall':>7s} {'HIPAA-R':>7s} {'prec.':>7s}")
+    for r in results:
+        t = r["token"]
+        print(f"{r['name']:22s} {r['split']:9s} {t['gold']:5d} {t['recall']:7.4f} "
+              f"{t['hipaa_recall']:7.4f} {t['precision']:7.4f}")
+    _print_keep(results, "corpus")
 
 
 def main() -> None:
@@ -69,8 +113,26 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--variants", type=Path, help="folder of variant model directories")
     ap.add_argument("--split", action="append", help="split(s) to evaluate (default dev and test; test for variants)")
+    ap.add_argument("--synthetic", type=int, metavar="N",
+                    help=f"evaluate every method on N synthetic narratives (seed {SYNTHETIC_SEED}) instead")
     args = ap.parse_args()
     results = []
+    if args.synthetic is not None:
+        if args.synthetic < 1:
+            ap.error("--synthetic needs a positive number of narratives")
+        docs = synthetic_docs(args.synthetic)
+        corpus = f"synth{args.synthetic}"
+        for m in Method:
+            c, secs, version = run(m, corpus, docs=docs)
+            d = c.as_dict()
+            d.update(name=m.value, method=m.value, split=corpus, seed=SYNTHETIC_SEED, version=version,
+                     detect_seconds=round(secs, 2))
+            results.append(d)
+        if args.json:
+            print(json.dumps(results, indent=2))
+        else:
+            _print_synthetic(results)
+        return
     if args.variants:
         splits = args.split or ["test"]
         jobs: list[tuple[str, Method, Path | None]] = [("rules", Method.rules, None)]

@@ -160,7 +160,7 @@ def evaluate(
     model: ModelOpt = None,
     progress: ProgressOpt = True,
 ) -> None:
-    """Token masking recall/precision, per-label and HIPAA recall, entities, retention."""
+    """Token masking recall/precision, per-label and HIPAA recall, entities, retention, keep-span retention."""
     cfg, art = _load(config, dictionaries)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
     preds = _read_predictions(pred) if pred else None
@@ -216,6 +216,15 @@ def print_report(result: dict, console: Console) -> None:
     rt.add_row(f"{ret['numeric_kept']}/{ret['numeric_total']}", f"{ret['numeric_retention']:.4f}",
                f"{ret['drug_kept']}/{ret['drug_total']}", f"{ret['drug_retention']:.4f}")
     console.print(rt)
+    keep = result.get("keep") or {}
+    if keep.get("tokens"):
+        kt = Table(title="Keep-span retention (keep-span tokens no masked span overlaps)")
+        for col in ("label", "kept", "tokens", "retention"):
+            kt.add_column(col, justify="right")
+        for lab, v in keep["per_label"].items():
+            kt.add_row(lab, str(v["kept"]), str(v["tokens"]), f"{v['retention']:.4f}")
+        kt.add_row("all", str(keep["kept"]), str(keep["tokens"]), f"{keep['retention']:.4f}")
+        console.print(kt)
     console.print(f"{result['docs']} documents, {result['tokens']} tokens, {result['predicted_tokens']} masked; "
                   f"dictionaries {result.get('dictionaries')}; {result.get('seconds')}s")
 

@@ -1,4 +1,8 @@
-"""JSONL corpora: one document per line, `{"doc_id", "text", "spans"?, ...}`.
+"""JSONL corpora: one document per line, `{"doc_id", "text", "spans"?, "keep"?, ...}`.
+
+`keep` (optional; absent means none) lists clinical content that must
+survive de-identification as `{"start", "end", "label"}` with a label from
+`KEEP_LABELS`; it is checked like `spans`.
 
 Reading is strict about what we need and lenient about what we do not:
 extra fields are kept in `meta` and otherwise ignored, while a line that is
@@ -15,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from deid_core.corpus.atomic import atomic_text_writer
-from deid_core.corpus.document import Document, GoldSpan
+from deid_core.corpus.document import Document, GoldSpan, KeepSpan
 
-_KNOWN = frozenset({"doc_id", "text", "spans"})
+_KNOWN = frozenset({"doc_id", "text", "spans", "keep"})
 
 
 class CorpusFormatError(ValueError):
@@ -47,6 +51,25 @@ def _parse_spans(raw: Any, path: Path, line_no: int) -> list[GoldSpan]:
     return out
 
 
+def _parse_keep(raw: Any, path: Path, line_no: int) -> list[KeepSpan]:
+    """Keep spans: offsets as for gold spans; labels are checked by `Document.validate`."""
+    if raw is None:
+        return []
+    if not isinstance(raw, list):
+        raise _fail(path, line_no, "'keep' must be a list")
+    out: list[KeepSpan] = []
+    for i, s in enumerate(raw):
+        if not isinstance(s, dict):
+            raise _fail(path, line_no, f"keep span {i} must be an object")
+        start, end, label = s.get("start"), s.get("end"), s.get("label")
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+            raise _fail(path, line_no, f"keep span {i} needs integer 'start' and 'end'")
+        if not isinstance(label, str) or not label:
+            raise _fail(path, line_no, f"keep span {i} needs a string 'label'")
+        out.append(KeepSpan(start, end, label))
+    return out
+
+
 def parse_line(raw: bytes, path: Path, line_no: int) -> Document | None:
     """Parse one line; None for a blank line."""
     try:
@@ -72,6 +95,7 @@ def parse_line(raw: bytes, path: Path, line_no: int) -> Document | None:
         text=text,
         spans=_parse_spans(obj.get("spans"), path, line_no),
         meta={k: v for k, v in obj.items() if k not in _KNOWN},
+        keep=_parse_keep(obj.get("keep"), path, line_no),
     )
     try:
         doc.validate()
@@ -103,6 +127,8 @@ def document_to_json(doc: Document) -> dict[str, Any]:
             d["subtype"] = s.subtype
         spans.append(d)
     out["spans"] = spans
+    if doc.keep:  # absent means none, so corpora without keep spans are written as before
+        out["keep"] = [{"start": k.start, "end": k.end, "label": k.label} for k in doc.keep]
     out.update({k: v for k, v in doc.meta.items() if k not in _KNOWN})
     return out
 

@@ -112,7 +112,8 @@ def evaluate_corpus(
     a batch with documents missing from `predictions` raises
     `MissingPredictions` before any of it is scored. `is_drug` enables the
     drug-name retention metric (see `drug_names`). `on_document` sees every
-    scored document in corpus order.
+    scored document in corpus order. Keep-retention is counted for the
+    documents' keep spans (`Document.keep`; none, none counted).
     """
     if (detector is None) == (predictions is None):
         raise ValueError("give exactly one of detector and predictions")
@@ -135,7 +136,8 @@ def evaluate_corpus(
             preds = [[Span(m.start, m.end, m.label) for m in r] for r in results]
         for doc, pred in zip(batch, preds, strict=True):
             gold = [Span(s.start, s.end, s.label) for s in doc.spans]
-            counts = evaluate_document(doc.text, gold, pred, hipaa, is_drug)
+            keep = [Span(k.start, k.end, k.label) for k in doc.keep]
+            counts = evaluate_document(doc.text, gold, pred, hipaa, is_drug, keep)
             total = total.merge(counts)
             if on_document is not None:
                 on_document(DocumentResult(doc, gold, pred, counts))

@@ -13,6 +13,10 @@ Definitions (the method's, after the i2b2 2014 token evaluation):
   token it covers and also counts once as a false positive.
 * Retention: the share of non-PHI numeric tokens and of drug-name tokens that
   stay unmasked, i.e. what survives for the safety reviewer.
+* Keep-retention: where the corpus marks keep spans (clinical content: drug,
+  dose, lab, duration, reaction, lot; `KEEP_LABELS`), the share of their
+  tokens (the tokens of each keep span's own text) that no predicted span
+  overlaps even by one character, overall and per keep label.
 
 Counts are additive, so results from partitions can be merged.
 `deid_core.evaluation.corpus.evaluate_corpus` runs a detector over a gold
@@ -27,6 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from deid_core.categories import UNKNOWN_LABEL
+from deid_core.corpus.document import KEEP_LABELS
 from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.text.tokenize import token_spans
 
@@ -73,6 +78,10 @@ class Counts:
     drug_total: int = 0
     drug_kept: int = 0
     missed: Counter[str] = field(default_factory=Counter)  # label -> missed tokens (no text!)
+    keep_tokens: int = 0
+    keep_kept: int = 0
+    keep_by_label: Counter[str] = field(default_factory=Counter)
+    kept_by_label: Counter[str] = field(default_factory=Counter)
 
     def merge(self, other: Counts) -> Counts:
         out = Counts()
@@ -104,6 +113,18 @@ class Counts:
     @property
     def hipaa_recall(self) -> float:
         return _ratio(self.hipaa_caught, self.hipaa_gold)
+
+    @property
+    def keep_retention(self) -> float:
+        return _ratio(self.keep_kept, self.keep_tokens)
+
+    def keep_label_retention(self) -> dict[str, tuple[int, int, float]]:
+        """(kept, total, retention) per keep label present, in `KEEP_LABELS` order."""
+        order = {lab: i for i, lab in enumerate(KEEP_LABELS)}
+        return {
+            lab: (self.kept_by_label[lab], n, _ratio(self.kept_by_label[lab], n))
+            for lab, n in sorted(self.keep_by_label.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+        }
 
     def label_recall(self) -> dict[str, tuple[int, int, float]]:
         return {
@@ -145,6 +166,15 @@ class Counts:
                 "drug_total": self.drug_total,
                 "drug_kept": self.drug_kept,
                 "drug_retention": _ratio(self.drug_kept, self.drug_total),
+            },
+            "keep": {
+                "tokens": self.keep_tokens,
+                "kept": self.keep_kept,
+                "retention": self.keep_retention,
+                "per_label": {
+                    lab: {"kept": k, "tokens": n, "retention": r}
+                    for lab, (k, n, r) in self.keep_label_retention().items()
+                },
             },
         }
 
@@ -245,6 +275,21 @@ def _token_labels(toks: Sequence[tuple[int, int]], masked: Sequence[bool], predi
     return out
 
 
+def _overlapped(tokens: Sequence[Span], predicted: Sequence[Span]) -> list[bool]:
+    """Which tokens a predicted span overlaps by at least one character."""
+    spans = sorted((p.start, p.end) for p in predicted)
+    starts = [a for a, _ in spans]
+    # running maximum of the ends, so one bisect answers "does any span reaching here overlap"
+    max_end: list[int] = []
+    for _, b in spans:
+        max_end.append(max(b, max_end[-1]) if max_end else b)
+    out = []
+    for t in tokens:
+        k = bisect.bisect_left(starts, t.end) - 1  # spans starting before the token ends
+        out.append(k >= 0 and max_end[k] > t.start)
+    return out
+
+
 def _is_year(text: str, s: int, e: int) -> bool:
     """A year as written in notes: 1900-2099, or two digits after an apostrophe ('95)."""
     word = text[s:e]
@@ -267,8 +312,14 @@ def evaluate_document(
     predicted: Sequence[Span],
     hipaa: HipaaMap,
     is_drug: Callable[[str], bool] | None = None,
+    keep: Sequence[Span] = (),
 ) -> Counts:
-    """Counts for one document; `predicted` are masked spans (normally whole tokens)."""
+    """Counts for one document; `predicted` are masked spans (normally whole tokens).
+
+    `keep` are the document's keep spans (label from `KEEP_LABELS`); their
+    tokens are found like gold tokens and count as kept when no predicted
+    span overlaps them.
+    """
     c = Counts(docs=1)
     toks = token_spans(text)
     c.tokens = len(toks)
@@ -329,5 +380,14 @@ def evaluate_document(
         if is_drug is not None and is_drug(word.lower()):
             c.drug_total += 1
             c.drug_kept += not masked[k]
+
+    # ---- keep spans ---------------------------------------------------------
+    ktoks = gold_tokens(text, keep)
+    for t, hit in zip(ktoks, _overlapped(ktoks, predicted)):
+        c.keep_tokens += 1
+        c.keep_by_label[t.label] += 1
+        if not hit:
+            c.keep_kept += 1
+            c.kept_by_label[t.label] += 1
     return c
 

@@ -44,6 +44,19 @@ _RICHNESS = (0.05, 0.3, 0.55, 0.8, 0.95)
 _FULL_DATE_STYLES = tuple(s for s in DATE_STYLES if s not in ("mon_yyyy", "month_yyyy", "year"))
 _SENTENCE_SEPS = (" ", " ", " ", "\n", "  ")
 
+#: Keep label (`deid_core.corpus.document.KEEP_LABELS`) of each clinical kind
+#: the templates record. Most are the same word; ONSET (time to onset, "two
+#: days after the first dose") is a DURATION. The generator writes no LOT.
+#: A new kind must be added here (to its closest keep label): `keep_spans`
+#: refuses kinds it does not know rather than guess.
+CLINICAL_KEEP_LABELS: dict[str, str] = {
+    "DRUG": "DRUG",
+    "DOSE": "DOSE",
+    "LAB": "LAB",
+    "ONSET": "DURATION",
+    "REACTION": "REACTION",
+}
+
 
 @dataclass(slots=True)
 class SyntheticNarrative:
@@ -61,22 +74,34 @@ class SyntheticNarrative:
     spans: list[tuple[int, int, str]]
     meta: dict[str, Any] = field(default_factory=dict)
 
+    def keep_spans(self) -> list[tuple[int, int, str]]:
+        """``meta["clinical"]`` as ``(start, end, keep label)``, via :data:`CLINICAL_KEEP_LABELS`."""
+        out: list[tuple[int, int, str]] = []
+        for i, c in enumerate(self.meta.get("clinical") or ()):
+            label = CLINICAL_KEEP_LABELS.get(c["kind"])
+            if label is None:
+                raise ValueError(f"clinical span {i} has a kind without a keep label; extend CLINICAL_KEEP_LABELS")
+            out.append((c["start"], c["end"], label))
+        return out
+
     def to_json_dict(self) -> dict[str, Any]:
-        """The project's JSONL record: ``{"doc_id", "text", "spans", "meta"}``."""
+        """The project's JSONL record: ``{"doc_id", "text", "spans", "keep", "meta"}``."""
         return {
             "doc_id": self.doc_id,
             "text": self.text,
             "spans": [{"start": s, "end": e, "label": label} for s, e, label in self.spans],
+            "keep": [{"start": s, "end": e, "label": label} for s, e, label in self.keep_spans()],
             "meta": self.meta,
         }
 
     def to_document(self) -> Document:
-        """The corpus form used by the de-identifiers (subtypes preserved)."""
-        from deid_core.corpus.document import Document, GoldSpan
+        """The corpus form used by the de-identifiers (subtypes and keep spans preserved)."""
+        from deid_core.corpus.document import Document, GoldSpan, KeepSpan
 
         subtypes = self.meta.get("subtypes") or [None] * len(self.spans)
         spans = [GoldSpan(s, e, label, sub) for (s, e, label), sub in zip(self.spans, subtypes)]
-        return Document(doc_id=self.doc_id, text=self.text, spans=spans, meta=dict(self.meta))
+        keep = [KeepSpan(s, e, label) for s, e, label in self.keep_spans()]
+        return Document(doc_id=self.doc_id, text=self.text, spans=spans, meta=dict(self.meta), keep=keep)
 
 
 def _rng(seed: int, index: int, purpose: str) -> Random:

@@ -114,6 +114,23 @@ def test_eval_table_output(monkeypatch, tmp_path: Path, capsys) -> None:
     assert "Token masking" in out and "Recall per gold label" in out and "Retention" in out
 
 
+def test_eval_reports_keep_retention_in_json_and_table(monkeypatch, tmp_path: Path, capsys) -> None:
+    text = "Ann took aspirin 500 mg."
+    gold = {"doc_id": "k", "text": text, "spans": [{"start": 0, "end": 3, "label": "NAME"}],
+            "keep": [{"start": 9, "end": 16, "label": "DRUG"}, {"start": 17, "end": 23, "label": "DOSE"}]}
+    src = write(tmp_path, [json.dumps(gold).encode()])
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"doc_id": "k", "spans": [{"start": 0, "end": 3, "label": "NAME"},
+                                                         {"start": 17, "end": 20, "label": "ID"}]}) + "\n")
+    assert run(monkeypatch, "eval", "--gold", str(src), "--pred", str(pred), "--json", "--no-progress") == 0
+    keep = json.loads(capsys.readouterr().out)["keep"]
+    assert (keep["tokens"], keep["kept"]) == (3, 2)
+    assert keep["per_label"]["DOSE"] == {"kept": 1, "tokens": 2, "retention": 0.5}
+    assert run(monkeypatch, "eval", "--gold", str(src), "--pred", str(pred), "--no-progress") == 0
+    out = capsys.readouterr().out
+    assert "Keep-span retention" in out and "0.5000" in out and "aspirin" not in out
+
+
 def test_eval_refuses_incomplete_predictions(monkeypatch, tmp_path: Path, capsys) -> None:
     src = write(tmp_path, [json.dumps({"doc_id": "g", "text": "Ann", "spans": []}).encode()])
     pred = tmp_path / "p.jsonl"

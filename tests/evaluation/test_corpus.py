@@ -164,3 +164,35 @@ def test_drug_retention_through_the_artifact_flags() -> None:
     c = evaluate_corpus(DOCS, HIPAA, detector=StubDetector(), is_drug=is_drug).counts
     assert (c.drug_total, c.drug_kept) == (1, 1)
     assert evaluate_corpus(DOCS, HIPAA, detector=StubDetector()).counts.drug_total == 0
+
+
+def test_a_stub_masking_a_dose_token_lowers_dose_retention_exactly() -> None:
+    from deid_core.corpus.document import KeepSpan
+
+    text = "Ann took aspirin 500 mg daily; ALT 80 U/L."
+    keep = [KeepSpan(9, 16, "DRUG"), KeepSpan(17, 23, "DOSE"), KeepSpan(31, 41, "LAB")]
+    docs = [Document("k1", text, [GoldSpan(0, 3, "NAME")], {}, keep), Document("k2", text, [GoldSpan(0, 3, "NAME")], {}, keep)]
+
+    class DoseMasker:
+        """Masks the name, and the dose number "500" in the first text it sees."""
+
+        def __init__(self) -> None:
+            self.seen = 0
+
+        def detect(self, texts: Sequence[str]) -> list[list[MaskedToken]]:
+            out = []
+            for t in texts:
+                words = {"Ann"} | ({"500"} if self.seen == 0 else set())
+                self.seen += 1
+                out.append([MaskedToken(s, e, "NAME", 1.0) for s, e in token_spans(t) if t[s:e] in words])
+            return out
+
+    c = evaluate_corpus(docs, HIPAA, detector=DoseMasker(), batch_size=1).counts
+    per = c.keep_label_retention()
+    assert per["DOSE"] == (3, 4, 0.75)  # "500" masked once out of 2 x {500, mg}
+    assert per["DRUG"] == (2, 2, 1.0) and per["LAB"] == (8, 8, 1.0)  # ALT 80 U L, twice
+    assert (c.keep_kept, c.keep_tokens) == (13, 14)
+    assert c.recall == 1.0
+    # documents without keep spans count nothing
+    plain = evaluate_corpus(DOCS, HIPAA, detector=StubDetector()).counts
+    assert plain.keep_tokens == 0

@@ -186,3 +186,41 @@ def test_precision_under_the_i2b2_reading_forgives_ages_and_years() -> None:
     assert c.false_positives == 4 and c.false_positives_age_year == 3
     assert c.precision == pytest.approx(1 / 5)
     assert c.precision_i2b2_reading == pytest.approx(1 / 2)
+
+
+# --- keep spans ---------------------------------------------------------------------
+
+KEEP_TEXT = "Ann took aspirin 500 mg for 3 days; rash."
+KEEP = [Span(9, 16, "DRUG"), Span(17, 23, "DOSE"), Span(28, 34, "DURATION"), Span(36, 40, "REACTION")]
+
+
+def test_keep_retention_counts_tokens_no_mask_overlaps() -> None:
+    c = evaluate_document(KEEP_TEXT, [Span(0, 3, "NAME")], mask(KEEP_TEXT, "Ann", "500"), HIPAA, keep=KEEP)
+    assert (c.keep_tokens, c.keep_kept) == (6, 5)  # aspirin | 500 mg | 3 days | rash
+    assert c.keep_retention == pytest.approx(5 / 6)
+    assert c.keep_label_retention() == {
+        "DRUG": (1, 1, 1.0), "DOSE": (1, 2, 0.5), "DURATION": (2, 2, 1.0), "REACTION": (1, 1, 1.0)}
+    d = c.as_dict()["keep"]
+    assert d["tokens"] == 6 and d["kept"] == 5
+    assert list(d["per_label"]) == ["DRUG", "DOSE", "DURATION", "REACTION"]  # KEEP_LABELS order
+    assert d["per_label"]["DOSE"] == {"kept": 1, "tokens": 2, "retention": 0.5}
+
+
+def test_a_partial_overlap_destroys_a_keep_token() -> None:
+    # masking only "sp" of "aspirin" still loses the drug name
+    c = evaluate_document(KEEP_TEXT, [], [Span(10, 12)], HIPAA, keep=KEEP)
+    assert c.keep_label_retention()["DRUG"] == (0, 1, 0.0)
+    # a mask ending just before a keep token, or starting right after it, does not touch it
+    c = evaluate_document(KEEP_TEXT, [], [Span(0, 9), Span(16, 17)], HIPAA, keep=KEEP)
+    assert c.keep_kept == c.keep_tokens == 6
+
+
+def test_keep_counts_merge_and_are_absent_without_keep_spans() -> None:
+    a = evaluate_document(KEEP_TEXT, [], mask(KEEP_TEXT, "mg"), HIPAA, keep=KEEP)
+    b = evaluate_document(KEEP_TEXT, [], mask(KEEP_TEXT, "rash", "days"), HIPAA, keep=KEEP)
+    m = a.merge(b)
+    assert (m.keep_tokens, m.keep_kept) == (12, 9)
+    assert m.keep_label_retention()["DOSE"] == (3, 4, 0.75)
+    assert m.keep_label_retention()["REACTION"] == (1, 2, 0.5)
+    none = evaluate_document(KEEP_TEXT, [], mask(KEEP_TEXT, "mg"), HIPAA)
+    assert none.keep_tokens == 0 and none.keep_retention == 0.0 and none.as_dict()["keep"]["per_label"] == {}

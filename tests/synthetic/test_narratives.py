@@ -315,7 +315,7 @@ def test_length_line_breaks_and_density_vary(corpus: list[SyntheticNarrative]) -
 def test_json_dict_schema_and_document_round_trip(corpus: list[SyntheticNarrative]) -> None:
     doc = corpus[0]
     record = json.loads(json.dumps(doc.to_json_dict()))
-    assert set(record) == {"doc_id", "text", "spans", "meta"}
+    assert set(record) == {"doc_id", "text", "spans", "keep", "meta"}
     assert all(set(s) == {"start", "end", "label"} for s in record["spans"])
     assert [(s["start"], s["end"], s["label"]) for s in record["spans"]] == doc.spans
     assert {"style", "template", "seed"} <= set(record["meta"])
@@ -386,7 +386,7 @@ def test_cli_writes_n_json_lines(tmp_path: Path) -> None:
     assert len(lines) == 25
     for line in lines:
         record = json.loads(line)
-        assert set(record) == {"doc_id", "text", "spans", "meta"}
+        assert set(record) == {"doc_id", "text", "spans", "keep", "meta"}
     assert _leftovers(out.parent) == []
     assert "wrote 25 docs" in result.output and "DATE=" in result.output
 
@@ -463,3 +463,43 @@ def test_write_jsonl_atomic_cleans_up_on_serialisation_error(tmp_path: Path) -> 
     with pytest.raises(TypeError):
         write_jsonl_atomic(out, [{"ok": 1}, {"bad": object()}])
     assert list(tmp_path.iterdir()) == []
+
+
+# --- keep spans -----------------------------------------------------------------------
+
+
+def test_clinical_content_becomes_keep_spans_inside_the_text(corpus: list[SyntheticNarrative]) -> None:
+    from deid_core.corpus.document import KEEP_LABELS, KeepSpan
+    from deid_core.synthetic.narratives import CLINICAL_KEEP_LABELS
+
+    assert set(CLINICAL_KEEP_LABELS.values()) <= set(KEEP_LABELS)
+    assert CLINICAL_KEEP_LABELS["ONSET"] == "DURATION"
+    seen: Counter[str] = Counter()
+    for doc in corpus:
+        document = doc.to_document()
+        document.validate()  # offsets inside the text, labels from KEEP_LABELS
+        clinical = doc.meta["clinical"]
+        assert document.keep == [KeepSpan(c["start"], c["end"], CLINICAL_KEEP_LABELS[c["kind"]]) for c in clinical]
+        for k in document.keep:
+            assert 0 <= k.start < k.end <= len(doc.text)
+            assert doc.text[k.start:k.end].strip()
+            seen[k.label] += 1
+        record = json.loads(json.dumps(doc.to_json_dict()))
+        assert [(k["start"], k["end"], k["label"]) for k in record["keep"]] == [
+            (k.start, k.end, k.label) for k in document.keep]
+    assert {"DRUG", "DOSE", "LAB", "DURATION", "REACTION"} <= set(seen)
+
+
+def test_generated_jsonl_reads_back_with_its_keep_spans(tmp_path: Path, corpus: list[SyntheticNarrative]) -> None:
+    from deid_core.corpus.jsonl import read_jsonl
+
+    p = tmp_path / "s.jsonl"
+    p.write_bytes(_jsonl(corpus[:20]))
+    back = read_jsonl(p)
+    assert [d.keep for d in back] == [d.to_document().keep for d in corpus[:20]]
+
+
+def test_an_unmapped_clinical_kind_is_refused() -> None:
+    doc = SyntheticNarrative("x", "take 5 mg", [], {"clinical": [{"start": 5, "end": 9, "kind": "ROUTE"}]})
+    with pytest.raises(ValueError, match="CLINICAL_KEEP_LABELS"):
+        doc.to_document()
