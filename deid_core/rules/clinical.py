@@ -29,7 +29,8 @@ Lot and batch numbers stay with the ID detector, which claims any code after
 Every expression is taken whole or not at all: if a PHI detector claims any
 of its tokens ("Towson, MD 21204"), none of them is called safe. A ZIP-shaped
 value after an analyte that is also a US state code ("CA 90210") is not
-taken as a lab value.
+taken as a lab value, nor is a value that reads as a date ("PT 8/14",
+"level 3-12", "2014").
 
 A lone number, a lone letter and any word outside such an expression are
 left to the inverse rule. Single letters inside an expression ("mmol/L",
@@ -61,9 +62,12 @@ _VALUE = rf"(?:{_NUMBER}(?:\s?(?:-|–|to)\s?{_NUMBER})?(?:\s?[x×*]\s?10\s?(?:\
 _UNIT_WORD = r"(?:%|°\s?[CF]?|[^\W\d_]+(?:[23])?)"
 _UNIT_EXPR = rf"{_UNIT_WORD}(?:\s?/\s?(?:{_NUMBER}\s?)?{_UNIT_WORD})*"
 #: "40 mg", "45-year-old", "12.5 x10^9/L" (a unit may follow an exponent with a slash)
-_QUANTITY = re.compile(rf"(?<![\w.]){_VALUE}(?:\s|-)?(?P<unit>/?\s?{_UNIT_EXPR})(?![^\W_])")
+#: a number that continues "9/2" or "3-12" is part of a compound (a date, a fraction) and is
+#: never judged on its own: "BC from 9/2 GM" is a date and a Gram stain, not 2 grams
+_NOT_CONTINUED = r"(?<![\w.])(?<!\d\s?[/-]\s?)"
+_QUANTITY = re.compile(rf"{_NOT_CONTINUED}{_VALUE}(?:\s|-)?(?P<unit>/?\s?{_UNIT_EXPR})(?![^\W_])")
 _TIMING = re.compile(
-    r"(?i)(?<![\w.])(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
+    r"(?i)(?<![\w.])(?<!\d\s?[/-]\s?)(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
     r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b)"
 )
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
@@ -78,6 +82,8 @@ _AFTER_ANALYTE = re.compile(rf"(?i){_LINK}(?P<value>{_ANALYTE_VALUE})(?![^\W_])"
 _TRAILING_UNIT = re.compile(rf"{_UNIT_EXPR}$")
 _LIMIT = re.compile(r"(?i)ULN|LLN|normal")
 _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
+#: a value that could be read as a date ("8/14", "3-12-07", "2014"): never trusted as a lab value
+_DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?<![\d.])(?:19|20)\d{2}(?![\d.])")
 #: a ZIP code's shape: never a lab value after a word that is also a US state code ("CA 90210")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 
@@ -113,7 +119,7 @@ class ClinicalEvidence:
         self._unit_cache: dict[str, bool] = {}
         #: ventilator and drip settings put the value first: "5 peep", "40% FiO2", "7.5peep"
         self._value_first = re.compile(
-            rf"(?i)(?<![\w.]){_VALUE}\s?%?\s?(?P<name>\L<names>)(?![^\W_])", names=names or ["\x00"]
+            rf"(?i){_NOT_CONTINUED}{_VALUE}\s?%?\s?(?P<name>\L<names>)(?![^\W_])", names=names or ["\x00"]
         )
 
     @classmethod
@@ -175,14 +181,14 @@ class ClinicalEvidence:
             tokens = tokenize(text)
         out: list[ClinicalSpan] = []
         for m in _QUANTITY.finditer(text):
-            if self._unit_expression(m.group("unit")):
+            if self._unit_expression(m.group("unit")) and not _falling_range(m.group()):
                 out.append(ClinicalSpan(m.start(), m.end(), "quantity"))
         for start, name_end, name in self._analyte_names(text, tokens):
             m = _AFTER_ANALYTE.match(text, name_end)
             if m is None:
                 continue
             value = m.group("value")
-            if name in self.state_like and _ZIP.fullmatch(value.strip()):
+            if (name in self.state_like and _ZIP.fullmatch(value.strip())) or _date_like(value):
                 continue
             unit = _TRAILING_UNIT.search(value)
             # a trailing word after the value must be a unit, else only the number is the value
@@ -198,6 +204,26 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "timing"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
+
+
+_RANGE = re.compile(rf"^({_NUMBER})\s?(?:-|–|to)\s?({_NUMBER})")
+
+
+def _falling_range(quantity: str) -> bool:
+    """"12-3 x" is no range of 12 to 3 (a date, more likely): a range rises."""
+    m = _RANGE.match(quantity)
+    return bool(m) and float(m.group(1).replace(",", ".")) > float(m.group(2).replace(",", "."))
+
+
+def _date_like(value: str) -> bool:
+    """"8/14", "12-3" (a month and a day either way round) or a year: a date detector may have missed it."""
+    for m in _DATE_LIKE.finditer(value):
+        if m.group("a") is None:
+            return True
+        a, b = int(m.group("a")), int(m.group("b"))
+        if (1 <= a <= 12 and 1 <= b <= 31) or (1 <= a <= 31 and 1 <= b <= 12):
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=1)

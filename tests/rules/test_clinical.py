@@ -116,3 +116,21 @@ def test_adversarial_input_is_fast(evidence: ClinicalEvidence, alphabet: str) ->
     found = evidence.find(text)
     assert time.perf_counter() - t0 < 5.0
     assert all(0 <= s.start < s.end <= len(text) for s in found)
+
+
+@pytest.mark.parametrize("text", ["PT 8/14", "level 3-12", "Sat 12/3", "trough 2014", "CA 90210"])
+def test_values_that_read_as_dates_or_zip_codes_are_not_lab_values(evidence: ClinicalEvidence, text: str) -> None:
+    assert {kind for _, kind in spans(evidence, text)} <= {"timing"}
+    assert not any(kind == "analyte" for _, kind in spans(evidence, text))
+
+
+def test_blood_pressure_and_gases_are_not_dates(evidence: ClinicalEvidence) -> None:
+    assert ("BP 120/80", "analyte") in spans(evidence, "BP 120/80")
+    assert ("abg 7.44/55/57", "analyte") in spans(evidence, "abg 7.44/55/57")
+
+
+@pytest.mark.parametrize("text", ["BC from 9/2 GM stain", "drawn 3/12 h", "seen 12-3 x"])
+def test_a_number_continuing_a_date_shape_is_never_a_quantity(evidence: ClinicalEvidence, text: str) -> None:
+    # "9/2 GM" is a date and a Gram stain, not 2 grams: the "2" is not judged on its own
+    digits_in_spans = [t for t, _ in spans(evidence, text) if any(ch.isdigit() for ch in t)]
+    assert digits_in_spans == []
