@@ -32,42 +32,35 @@ def _fail(path: Path, line_no: int, why: str) -> CorpusFormatError:
     return CorpusFormatError(f"{path.name}: line {line_no}: {why}")
 
 
-def _parse_spans(raw: Any, path: Path, line_no: int) -> list[GoldSpan]:
+def _span_objects(raw: Any, key: str, what: str, path: Path, line_no: int) -> list[tuple[dict[str, Any], int, int, str]]:
+    """The objects of a `spans`/`keep` list with their integer offsets and string label, checked."""
     if raw is None:
         return []
     if not isinstance(raw, list):
-        raise _fail(path, line_no, "'spans' must be a list")
-    out: list[GoldSpan] = []
+        raise _fail(path, line_no, f"'{key}' must be a list")
+    out = []
     for i, s in enumerate(raw):
         if not isinstance(s, dict):
-            raise _fail(path, line_no, f"span {i} must be an object")
+            raise _fail(path, line_no, f"{what} {i} must be an object")
         start, end, label = s.get("start"), s.get("end"), s.get("label")
-        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool):
-            raise _fail(path, line_no, f"span {i} needs integer 'start' and 'end'")
+        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
+            raise _fail(path, line_no, f"{what} {i} needs integer 'start' and 'end'")
         if not isinstance(label, str) or not label:
-            raise _fail(path, line_no, f"span {i} needs a string 'label'")
-        subtype = s.get("subtype")
-        out.append(GoldSpan(start, end, label, subtype if isinstance(subtype, str) else None))
+            raise _fail(path, line_no, f"{what} {i} needs a string 'label'")
+        out.append((s, start, end, label))
     return out
+
+
+def _parse_spans(raw: Any, path: Path, line_no: int) -> list[GoldSpan]:
+    return [
+        GoldSpan(start, end, label, s["subtype"] if isinstance(s.get("subtype"), str) else None)
+        for s, start, end, label in _span_objects(raw, "spans", "span", path, line_no)
+    ]
 
 
 def _parse_keep(raw: Any, path: Path, line_no: int) -> list[KeepSpan]:
     """Keep spans: offsets as for gold spans; labels are checked by `Document.validate`."""
-    if raw is None:
-        return []
-    if not isinstance(raw, list):
-        raise _fail(path, line_no, "'keep' must be a list")
-    out: list[KeepSpan] = []
-    for i, s in enumerate(raw):
-        if not isinstance(s, dict):
-            raise _fail(path, line_no, f"keep span {i} must be an object")
-        start, end, label = s.get("start"), s.get("end"), s.get("label")
-        if not (isinstance(start, int) and isinstance(end, int)) or isinstance(start, bool) or isinstance(end, bool):
-            raise _fail(path, line_no, f"keep span {i} needs integer 'start' and 'end'")
-        if not isinstance(label, str) or not label:
-            raise _fail(path, line_no, f"keep span {i} needs a string 'label'")
-        out.append(KeepSpan(start, end, label))
-    return out
+    return [KeepSpan(start, end, label) for _, start, end, label in _span_objects(raw, "keep", "keep span", path, line_no)]
 
 
 def parse_line(raw: bytes, path: Path, line_no: int) -> Document | None:
