@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from deid_core.categories import SAFE_LABEL, ModelClass, PatternCategory
+from deid_core.thresholds import Thresholds
 
 #: Where the repository's own configuration lives (used when no path is given).
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -251,8 +252,6 @@ class CombinerConfig(_Strict):
     @field_validator("by_reason")
     @classmethod
     def _reasons(cls, v: dict[str, float]) -> dict[str, float]:
-        from deid_core.thresholds import Thresholds
-
         Thresholds(0.0, 0.0, by_reason=v)  # one validation of reason names and ranges
         return v
 

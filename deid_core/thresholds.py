@@ -56,8 +56,10 @@ class Thresholds(BaseModel):
         """The threshold each token's P(safe) must exceed: its reason's, else `high` (masked) or `low` (safe)."""
         out = np.where(rules_unsafe, self.high, self.low).astype(float)
         if self.by_reason:
+            # one lookup per distinct reason, not per token: a report repeats a handful of reasons
+            family = {r: self.by_reason.get(r.split(":", 1)[0]) for r in set(reasons)}
             for i, reason in enumerate(reasons):
-                t = self.by_reason.get(reason.split(":", 1)[0])
+                t = family[reason]
                 if t is not None:
                     out[i] = t
         return out
