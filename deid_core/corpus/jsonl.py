@@ -75,6 +75,15 @@ def parse_line(raw: bytes, path: Path, line_no: int) -> Document | None:
         obj = json.loads(line)
     except json.JSONDecodeError as exc:
         raise _fail(path, line_no, f"invalid JSON ({exc.msg} at column {exc.colno})") from None
+    return document_from_json(obj, path, line_no)
+
+
+def document_from_json(obj: Any, path: Path, line_no: int) -> Document:
+    """A decoded corpus record as a checked `Document`; errors name `path` and `line_no`, never content.
+
+    Also used by readers whose records are assembled from elsewhere (the
+    stand-off annotations join offsets with a text read from another file).
+    """
     if not isinstance(obj, dict):
         raise _fail(path, line_no, "expected a JSON object")
     text = obj.get("text")
