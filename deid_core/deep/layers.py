@@ -82,3 +82,56 @@ class ZeroPadding(keras.layers.Layer):
 
     def compute_output_shape(self, x_shape: tuple, valid_shape: tuple) -> tuple:
         return x_shape
+
+
+@keras.saving.register_keras_serializable(package="deid")
+class TrainedWordIds(keras.layers.Layer):
+    """Word ids past the trained part of the vocabulary mapped to 0, so a small trainable table serves them.
+
+    With pretrained vectors the vocabulary is the words seen in training
+    (ids below `limit`) followed by frequent words of the vector source that
+    training did not give a vector of their own.
+    """
+
+    def __init__(self, limit: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limit = limit
+
+    def call(self, ids: Any) -> Any:
+        return ops.where(ops.less(ids, self.limit), ids, ops.zeros_like(ids))
+
+    def compute_output_shape(self, input_shape: tuple) -> tuple:
+        return input_shape
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "limit": self.limit}
+
+
+@keras.saving.register_keras_serializable(package="deid")
+class TrainedPart(keras.layers.Layer):
+    """A word's trained vector, zero for words training never saw; sometimes zero in training too.
+
+    Dropping the trained part of seen words now and then (`rate`) teaches
+    the network to read a word from its pretrained vector alone, which is
+    all it has for the words training never saw (most names at inference).
+    """
+
+    def __init__(self, limit: int, rate: float, seed: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.limit = limit
+        self.rate = rate
+        self.seed = seed
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def call(self, vectors: Any, ids: Any, training: bool = False) -> Any:
+        keep = ops.cast(ops.logical_and(ops.greater(ids, 0), ops.less(ids, self.limit)), vectors.dtype)
+        if training and self.rate > 0:
+            draw = keras.random.uniform(ops.shape(ids), seed=self.seed_generator)
+            keep = keep * ops.cast(ops.greater_equal(draw, self.rate), vectors.dtype)
+        return vectors * ops.expand_dims(keep, -1)
+
+    def compute_output_shape(self, vectors_shape: tuple, ids_shape: tuple) -> tuple:
+        return vectors_shape
+
+    def get_config(self) -> dict[str, Any]:
+        return {**super().get_config(), "limit": self.limit, "rate": self.rate, "seed": self.seed}

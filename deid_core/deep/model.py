@@ -27,7 +27,15 @@ from keras import ops
 
 from deid_core.config import ArchitectureConfig
 from deid_core.deep.crf import LinearChainCRF
-from deid_core.deep.layers import FoldTokens, NeighbourWindows, NonPadMask, UnfoldTokens, ZeroPadding
+from deid_core.deep.layers import (
+    FoldTokens,
+    NeighbourWindows,
+    NonPadMask,
+    TrainedPart,
+    TrainedWordIds,
+    UnfoldTokens,
+    ZeroPadding,
+)
 
 
 class Tagger(keras.Model):
@@ -97,7 +105,7 @@ def build_network(
     char_width: int,
     n_features: int,
     n_classes: int,
-    embedding_matrix: np.ndarray | None = None,
+    pretrained: np.ndarray | None = None,
 ) -> Network:
     char_in = keras.Input(shape=(char_width,), dtype="int32", name="token_chars")
     c = keras.layers.Embedding(n_chars, arch.char_embedding_dim, mask_zero=True, name="char_embedding")(char_in)
@@ -108,13 +116,17 @@ def build_network(
     words = keras.Input(shape=(None,), dtype="int32", name="words")
     char_vecs = keras.Input(shape=(None, char_dim), dtype="float32", name="char_vectors")
     seq_inputs: dict[str, Any] = {"words": words, "char_vectors": char_vecs}
-    init: Any = "uniform"
-    if embedding_matrix is not None:
-        init = keras.initializers.Constant(embedding_matrix)
-    w = keras.layers.Embedding(n_words, arch.token_embedding_dim, embeddings_initializer=init, name="token_embedding")(
-        words
-    )
-    parts = [w, char_vecs]
+    if arch.pretrained_dim:
+        # frozen pretrained vectors for every word, a trained vector for the words training saw
+        trained = arch.trained_words or n_words
+        pre = keras.layers.Embedding(n_words, arch.pretrained_dim, trainable=False, name="pretrained_embedding")(words)
+        ids = TrainedWordIds(trained, name="trained_word_ids")(words)
+        own = keras.layers.Embedding(trained, arch.token_embedding_dim, name="token_embedding")(ids)
+        own = TrainedPart(trained, arch.trained_part_dropout, name="trained_part")(own, words)
+        parts = [pre, own, char_vecs]
+    else:
+        w = keras.layers.Embedding(n_words, arch.token_embedding_dim, name="token_embedding")(words)
+        parts = [w, char_vecs]
     if n_features:
         feats = keras.Input(shape=(None, n_features), dtype="float32", name="features")
         seq_inputs["features"] = feats
@@ -149,4 +161,8 @@ def build_network(
         seq_args["features"] = t_feats
     out = sequence(seq_args)
     tagger = Tagger(t_inputs, out, crf=crf, name="deid_tagger")
+    if pretrained is not None:
+        if not arch.pretrained_dim or pretrained.shape != (n_words, arch.pretrained_dim):
+            raise ValueError("pretrained vectors do not match the vocabulary and architecture")
+        sequence.get_layer("pretrained_embedding").set_weights([pretrained])
     return Network(tagger=tagger, char_encoder=char_encoder, sequence=sequence, crf=crf)

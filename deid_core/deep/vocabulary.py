@@ -91,3 +91,17 @@ class Vocabulary:
         words = list(_SPECIALS) + [w for w, _ in ranked[: max(0, max_size - len(_SPECIALS))]]
         chars = list(_SPECIALS) + sorted(c for c in char_counts if c not in _SPECIALS)
         return cls(words=words, chars=chars)
+
+    def extended(self, extra: Iterable[str]) -> Vocabulary:
+        """This vocabulary followed by the words of `extra` it lacks (in their order).
+
+        Used for the frequent words of pretrained vectors: they come after
+        the words training saw, whose ids (and trained vectors) stay as they are.
+        """
+        have = set(self.words)
+        added: list[str] = []
+        for w in extra:
+            if w not in have:
+                have.add(w)
+                added.append(w)
+        return Vocabulary(words=[*self.words, *added], chars=list(self.chars))

@@ -106,15 +106,27 @@ def group_min(p_safe: np.ndarray, groups: Sequence[int]) -> np.ndarray:
 
 
 def released(rules_unsafe: np.ndarray, never: np.ndarray, p_safe: np.ndarray, t: Thresholds,
-             reasons: Sequence[str] = ()) -> np.ndarray:
+             reasons: Sequence[str] = (), groups: Sequence[int] = ()) -> np.ndarray:
     """True where the token may be shown; NaN probabilities are never released (fail closed).
 
     Without `reasons` the thesis's pair applies; with them, `t.by_reason` too.
+    A group (a date, a titled name, an initial and its surname) is shown only
+    when every token of it may be: with a threshold per reason its tokens can
+    face different thresholds, and half a name still narrows who it is.
     """
     p = np.nan_to_num(p_safe, nan=0.0)
     if reasons and t.by_reason:
-        return (~(rules_unsafe & never)) & (p > t.per_token(rules_unsafe, reasons))
-    return np.where(rules_unsafe, (~never) & (p > t.high), p > t.low)
+        keep = (~(rules_unsafe & never)) & (p > t.per_token(rules_unsafe, reasons))
+    else:
+        keep = np.where(rules_unsafe, (~never) & (p > t.high), p > t.low)
+    g = np.asarray(groups, dtype=np.int64)
+    if g.size and g.max(initial=-1) >= 0:
+        sel = g >= 0
+        ids = g[sel]
+        blocked = np.zeros(ids.max() + 1, dtype=bool)
+        np.logical_or.at(blocked, ids, ~keep[sel])
+        keep[sel] &= ~blocked[ids]
+    return keep
 
 
 class Combiner:
@@ -133,7 +145,7 @@ class Combiner:
         rules_unsafe = np.asarray(analysis.unsafe, dtype=bool)
         never = self.never_release.mask(analysis)
         keep = released(rules_unsafe, never, group_min(probs[:, 0], analysis.groups), self.thresholds,
-                        analysis.reasons)
+                        analysis.reasons, analysis.groups)
         out: list[MaskedToken] = []
         labels = infer_categories(analysis, probs, self.classes)
         groups = analysis.groups or [-1] * n

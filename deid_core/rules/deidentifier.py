@@ -10,6 +10,7 @@ covers it. The rules aim at recall; precision is the deep model's job.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -92,6 +93,36 @@ def _label_from_flags(f: int, phrase_f: int, prev_lower: str | None) -> str:
     if f & Bits.TLD:
         return "URL"
     return UNKNOWN_LABEL
+
+
+_INITIAL_GAP = re.compile(r"\.?[ \t]{0,2}")
+_NAME_REASONS = frozenset({"unsafe_list", "unknown", "context", "pattern"})
+
+
+def _group_initials(text: str, tokens: Sequence[Token], unsafe: list[bool], reasons: list[str],
+                    groups: list[int], next_group: int) -> int:
+    """Group a masked capital letter with the masked capitalised word right after it; returns the next group id."""
+    n = len(tokens)
+    for i in range(n - 1):
+        tok = tokens[i]
+        if not (unsafe[i] and reasons[i] == "single_letter" and tok.text.isupper() and groups[i] < 0):
+            continue
+        j = i + 1
+        if tokens[j].text == "." and tokens[j].start == tok.end and j + 1 < n:
+            j += 1
+        nxt = tokens[j]
+        if not (unsafe[j] and len(nxt.text) > 1 and nxt.text[0].isupper()
+                and reasons[j].split(":", 1)[0] in _NAME_REASONS):
+            continue
+        if not _INITIAL_GAP.fullmatch(text, tok.end, nxt.start):
+            continue
+        if groups[j] < 0:
+            next_group += 1
+            groups[j] = next_group
+        groups[i] = groups[j]
+        if j == i + 2 and unsafe[i + 1]:
+            groups[i + 1] = groups[j]
+    return next_group
 
 
 def _is_article(text: str, tokens: Sequence[Token], i: int) -> bool:
@@ -202,6 +233,10 @@ class RuleDeidentifier:
                 unsafe[i] = True
                 reasons[i] = reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
+        # 5) an initial before a masked capitalised word belongs to it ("W. Marotta",
+        #    "Edward C. Jones", "U Maryland"): grouped, both are released together or not at all
+        if n:
+            next_group = _group_initials(text, tokens, unsafe, reasons, groups, next_group)
         table = self._scores
         scores = [table[r.split(":", 1)[0]] if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
         return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores, groups)

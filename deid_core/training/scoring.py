@@ -16,6 +16,7 @@ import numpy as np
 from deid_core.corpus.document import Document
 from deid_core.detectors import NetworkDetector
 from deid_core.hybrid.combiner import NeverRelease, group_min
+from deid_core.training.reason_search import ReasonPoint, ReasonSearch, reason_family, search
 from deid_core.training.tuning import OperatingPoint, Sweep, TokenScores, plot_precision_recall, sweep
 
 _BATCH = 64
@@ -42,6 +43,10 @@ def collect_scores(detector: NetworkDetector, docs: Sequence[Document], never: N
                     rules_unsafe=np.asarray(analysis.unsafe, dtype=bool),
                     never_release=never.mask(analysis),
                     p_safe=group_min(probs[:, 0], analysis.groups) if len(toks) else np.zeros(0),
+                    families=np.array(
+                        [reason_family(r, bool(u)) for r, u in zip(analysis.reasons, analysis.unsafe, strict=True)],
+                        dtype=object,
+                    ),
                 )
             )
     return TokenScores.concatenate(parts)
@@ -57,6 +62,34 @@ def tune(
         kwargs = {"title": title} if title else {}
         plot_precision_recall(result, best, plot_path, target_recall=target_recall, **kwargs)
     return best, result
+
+
+def tune_by_reason(
+    scores: TokenScores, target_recall: float, *, min_recall: float = 0.9, fixed: dict[str, float] | None = None
+) -> tuple[ReasonPoint | None, ReasonSearch]:
+    """Best precision at the target recall with one threshold per reason family, and the whole search."""
+    if scores.families is None:
+        raise ValueError("these scores carry no rule reasons")
+    result = search(scores.gold_phi, scores.families, scores.never_release, scores.p_safe, scores.weight,
+                    min_recall=min(min_recall, target_recall), fixed=fixed)
+    return result.best_at_recall(target_recall), result
+
+
+def record_reason_thresholds(model_dir: Path, best: ReasonPoint, target_recall: float, tuned_on: str) -> None:
+    """Store a per-reason choice: `low`/`high` become the safe family's and the highest masked one's."""
+    from deid_core.deep.manifest import ModelManifest
+    from deid_core.thresholds import MASKED_REASONS, Thresholds
+
+    by_reason = {k: round(v, 9) for k, v in sorted(best.thresholds.items())}
+    masked = [v for k, v in by_reason.items() if k in MASKED_REASONS]
+    manifest = ModelManifest.read(model_dir)
+    thresholds = Thresholds(
+        low=by_reason.get("safe", 0.0), high=max(masked, default=1.0), by_reason=by_reason,
+        target_recall=target_recall, tuned_on=tuned_on, recall=round(best.recall, 6), precision=round(best.precision, 6),
+    )
+    metrics = {**manifest.metrics, f"{tuned_on}_hybrid_token_recall": thresholds.recall,
+               f"{tuned_on}_hybrid_token_precision": thresholds.precision}
+    manifest.model_copy(update={"thresholds": thresholds, "metrics": metrics}).write(model_dir)
 
 
 def record_thresholds(model_dir: Path, best: OperatingPoint, target_recall: float, tuned_on: str) -> None:

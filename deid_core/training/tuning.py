@@ -145,6 +145,8 @@ class TokenScores:
     never_release: np.ndarray
     p_safe: np.ndarray
     weight: np.ndarray | None = None
+    #: the threshold family of each token (see `reason_search.reason_family`); None: pair search only
+    families: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         coerced: dict[str, np.ndarray | None] = {
@@ -154,6 +156,8 @@ class TokenScores:
             "p_safe": _as_p_safe(self.p_safe),
             "weight": None if self.weight is None else _as_weight(self.weight),
         }
+        if self.families is not None:
+            coerced["families"] = np.array(self.families, dtype=object).reshape(-1)
         lengths = {name: len(arr) for name, arr in coerced.items() if arr is not None}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"TokenScores arrays differ in length: {lengths}")
@@ -185,12 +189,14 @@ class TokenScores:
             empty_b = np.zeros(0, dtype=bool)
             return cls(empty_b, empty_b, empty_b, np.zeros(0, dtype=np.float64))
         weighted = any(p.weight is not None for p in parts)
+        with_families = all(p.families is not None for p in parts)
         return cls(
             gold_phi=np.concatenate([p.gold_phi for p in parts]),
             rules_unsafe=np.concatenate([p.rules_unsafe for p in parts]),
             never_release=np.concatenate([p.never_release for p in parts]),
             p_safe=np.concatenate([p.p_safe for p in parts]),
             weight=np.concatenate([p.weights for p in parts]) if weighted else None,
+            families=np.concatenate([p.families for p in parts]) if with_families else None,  # type: ignore[misc]
         )
 
 

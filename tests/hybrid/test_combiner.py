@@ -154,3 +154,29 @@ def test_clinical_values_come_back_even_when_the_network_doubts_them(rules) -> N
     lenient = Combiner(CLASSES, Thresholds(0.5, 0.99, by_reason={"clinical": 0.0}), NeverRelease())
     kept = {a.text[m.start:m.end] for m in lenient.combine(a, p)}
     assert kept.isdisjoint({"5", "mg", "INR", "2", "3", "day"})
+
+
+def test_a_group_is_released_whole_or_not_at_all() -> None:
+    """With per-reason thresholds the tokens of one group can face different thresholds."""
+    t = Thresholds(0.5, 0.9, by_reason={"single_letter": 0.5, "unsafe_list": 0.99})
+    unsafe = np.array([True, True, True])
+    never = np.zeros(3, dtype=bool)
+    p = np.array([0.95, 0.95, 0.95])
+    reasons = ["single_letter", "unsafe_list", "single_letter"]
+    # alone, the initial would be shown and the surname masked: "W. [NAME]"
+    assert released(unsafe, never, p, t, reasons).tolist() == [True, False, True]
+    assert released(unsafe, never, p, t, reasons, [0, 0, -1]).tolist() == [False, False, True]
+
+
+def test_an_initial_and_its_surname_are_one_group(rules) -> None:  # type: ignore[no-untyped-def]
+    for text, initial, surname in (("Per W. Marotta aware.", "W", "Marotta"),
+                                   ("by EDWARD C. JONES, RRT", "C", "JONES"),
+                                   ("per U Maryland scale", "U", "Maryland")):
+        a = rules.analyse(text)
+        idx = {tok.text: i for i, tok in enumerate(a.tokens)}
+        i, j = idx[initial], idx[surname]
+        assert a.unsafe[i] and a.unsafe[j], text
+        assert a.groups[i] >= 0 and a.groups[i] == a.groups[j], text
+    # a lower-case letter or a safe word after it is not a name
+    a = rules.analyse("pt on 2 L NC, s/p fall")
+    assert all(g < 0 for tok, g in zip(a.tokens, a.groups) if tok.text == "L")

@@ -61,3 +61,58 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
     assert m2.vocabulary_sha256 == m.vocabulary_sha256 and m2.model_version != m.model_version
     assert json.loads((out2 / "manifest.json").read_text())["training_data"][0]["name"] == "site.jsonl"
     assert ModelManifest.read(out2).architecture == m.architecture
+
+
+def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Frozen vectors reach the model, unseen vector words join the vocabulary, PHI words stay out of the trained part."""
+    import numpy as np
+
+    from deid_core.deep.predictor import DeepModel
+    from jobs.train_model import train_model
+
+    from tests.deep.conftest import tiny_arch
+
+    docs = [n.to_document() for n in generate_narratives(40, seed=9)]
+    train_path, dev_path = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
+    write_jsonl(docs[:25], train_path)
+    write_jsonl(docs[25:], dev_path)
+    rng = np.random.default_rng(0)
+    vec_words = ["patient", "the", "received", "zebrafish", "quokka", "was"]
+    lines = [f"{w} " + " ".join(f"{x:.4f}" for x in rng.normal(size=8)) for w in vec_words]
+    (tmp_path / "vectors.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    deep = cfg.deep.model_copy(
+        update={
+            "architecture": tiny_arch(cfg),
+            "sequence": cfg.deep.sequence.model_copy(update={"window_tokens": 32, "overlap": 8}),
+            "training": cfg.deep.training.model_copy(
+                update={"workdir": tmp_path / "work", "batch_size": 8, "spark_conf": {},
+                        "pretrained_vectors": str(tmp_path / "vectors.txt"), "pretrained_extra_words": 10,
+                        "surrogate_copies": 1}
+            ),
+        }
+    )
+    small = cfg.model_copy(update={"deep": deep})
+    out = tmp_path / "model"
+    m = train_model(small, config_file=None, out=out, corpora=[train_path], dev_path=dev_path, synthetic_docs=0,
+                    max_epochs=1, target_recall=0.5)
+    assert [s.kind for s in m.training_data] == ["corpus", "augmented"]
+    assert m.training_data[1].documents == 25
+    arch = m.architecture
+    assert arch.pretrained_dim == 8 and 0 < arch.trained_words < m.n_words
+    vocab = Vocabulary.from_json((out / "vocabulary.json").read_text())
+    # words of the vectors that training never saw come after the trained words
+    assert {"zebrafish", "quokka"} <= set(vocab.words[arch.trained_words:])
+    inside, outside = set(), set()
+    for d in docs[:25]:
+        for t in tokenize(d.text):
+            # ages under 90 are trained as SAFE (age_phi_min), so only other PHI counts here
+            hit = any(s.start < t.end and t.start < s.end for s in d.spans if s.label != "AGE")
+            (inside if hit else outside).add(normalise_word(t.lower))
+    leaked = (inside - outside) & set(vocab.words[: arch.trained_words])
+    assert not leaked, sorted(leaked)
+    # the frozen table holds the file's vectors, unchanged by training
+    net = DeepModel.load(out, small).network
+    table = net.sequence.get_layer("pretrained_embedding").get_weights()[0]
+    row = vocab.words.index("quokka")
+    np.testing.assert_allclose(table[row], np.asarray(lines[4].split()[1:], dtype=np.float32), atol=1e-4)
+    assert not table[vocab.words.index("<unk>")].any()
