@@ -20,8 +20,9 @@ With `--vaers`: every method on the hand-annotated VAERS set
 retention on real pharmacovigilance text.
 
 With `--frontier`: the hybrid's precision-recall frontier on PhysioNet test
-with thresholds chosen on dev only: for each recall target, the per-reason
-thresholds that are best on dev are applied to test; PhysioNet's deid.pl
+with thresholds chosen on dev only (PhysioNet dev plus the configured
+stand-off tuning sets, as `make train` does): for each recall target, the
+per-reason thresholds that are best on dev are applied to test; PhysioNet's deid.pl
 (recall 0.964, precision 0.715 on test) is printed and plotted beside it.
 
 `--model DIR` scores another model directory instead of the default.
@@ -82,9 +83,17 @@ def frontier(model_dir: Path | None, plot: Path | None) -> list[dict]:
     cfg = load_config()
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)
-    dev = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "dev.jsonl")), never)  # type: ignore[arg-type]
+    tuning = read_jsonl(require(PHYSIONET / "dev.jsonl"))
+    tcfg = cfg.deep.training
+    if tcfg.tuning_standoff and tcfg.shared_data is not None:  # the same tuning set as `make train`
+        from deid_core.corpus.standoff import read_standoff
+
+        for path in tcfg.tuning_standoff:
+            tuning.extend(read_standoff(require(path), tcfg.shared_data))
+    dev = collect_scores(det.inner, tuning, never)  # type: ignore[arg-type]
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
-    _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS))
+    _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
+                               prior_strength=tcfg.threshold_prior_strength)
     rows = []
     for target in FRONTIER_TARGETS:
         pt = search.best_at_recall(target)

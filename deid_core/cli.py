@@ -229,11 +229,47 @@ def print_report(result: dict, console: Console) -> None:
                   f"dictionaries {result.get('dictionaries')}; {result.get('seconds')}s")
 
 
+def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: str, strength: float,  # type: ignore[no-untyped-def]
+                        target: float) -> None:
+    """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`."""
+    import hashlib
+    import re
+
+    from deid_core.training.reason_search import cross_validate
+    from deid_core.training.scoring import collect_scores
+
+    try:
+        key = re.compile(fold_key)
+    except re.error as exc:
+        raise CliError(f"--fold-key is not a regular expression: {exc}") from None
+    by_fold: list[list[Document]] = [[] for _ in range(folds)]
+    for d in docs:
+        m = key.search(d.doc_id)
+        group = m.group(0) if m else d.doc_id
+        by_fold[int(hashlib.sha256(group.encode()).hexdigest(), 16) % folds].append(d)
+    parts = []
+    for fold_docs in by_fold:
+        if fold_docs:
+            s = collect_scores(det.inner, fold_docs, never)
+            parts.append((s.gold_phi, s.families, s.never_release, s.p_safe))
+    strengths = sorted({0.0, 5.0, 20.0, 50.0, 200.0, strength})
+    targets = sorted({0.999, 0.998, 0.995, 0.99, 0.98, target}, reverse=True)
+    t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
+    for col in ("smoothing", "target", "CV recall", "CV precision", "PHI missed"):
+        t.add_column(col, justify="right")
+    for r in cross_validate(parts, strengths, targets):
+        t.add_row(f"{r.prior_strength:g}", f"{r.target:.3f}", f"{r.recall:.4f}", f"{r.precision:.4f}", str(r.missed))
+    out_console.print(t)
+
+
 @app.command("tune-thresholds")
 def tune_thresholds(
-    gold: Annotated[Path, typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL")],
+    gold: Annotated[list[Path], typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL (repeatable: the sets are pooled)")],
     target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0)] = 0.995,
     by_reason: Annotated[bool, typer.Option("--by-reason/--pair", help="one threshold per rule reason, or the thesis's (low, high) pair")] = True,
+    prior_strength: Annotated[Optional[float], typer.Option("--prior-strength", min=0.0, help="smoothing of small reason families (default: deep.training.threshold_prior_strength)")] = None,
+    cv_folds: Annotated[int, typer.Option("--cv-folds", min=0, help="also print a cross-validated table of smoothing x target (0: no)")] = 0,
+    fold_key: Annotated[str, typer.Option("--fold-key", help="regex whose first match in doc_id keeps documents together in CV (PhysioNet patients: '^[^-]+')")] = r"^[^#]+",
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory)")] = None,
     write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen thresholds in the model manifest")] = True,
     config: ConfigOpt = None,
@@ -255,15 +291,19 @@ def tune_thresholds(
     cfg, art = _load(config, dictionaries)
     model_dir = model or cfg.deep.model_dir
     det = build_detector(Method.deep, cfg, art, model_dir=model_dir)
-    docs = [d for _, d in iter_jsonl(gold)]
+    docs = [d for g in gold for _, d in iter_jsonl(g)]
+    name = "+".join(g.name for g in gold)
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, docs, never)  # type: ignore[arg-type]
-    plot_path = plot or model_dir / f"precision_recall_{gold.stem}.png"
+    plot_path = plot or model_dir / f"precision_recall_{gold[0].stem}.png"
     best, result = tune(scores, target_recall, plot_path)
     err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")
     if by_reason:
-        rbest, rsearch = tune_by_reason(scores, target_recall)
-        t = Table(title=f"Per-reason thresholds on {gold.name}: {len(scores)} tokens, {rsearch.gold} gold PHI")
+        strength = cfg.deep.training.threshold_prior_strength if prior_strength is None else prior_strength
+        if cv_folds > 1:
+            _print_threshold_cv(det, docs, never, cv_folds, fold_key, strength, target_recall)
+        rbest, rsearch = tune_by_reason(scores, target_recall, prior_strength=strength)
+        t = Table(title=f"Per-reason thresholds on {name}: {len(scores)} tokens, {rsearch.gold} gold PHI")
         for col in ("reason", "tokens", "gold PHI", "threshold", "masked", "PHI missed", "false alarms"):
             t.add_column(col, justify="right")
         for k, c in enumerate(rsearch.curves):
@@ -285,15 +325,15 @@ def tune_thresholds(
                 f.add_row(f"{p.recall:.4f}", f"{p.precision:.4f}", str(p.masked), str(p.missed))
         out_console.print(f)
         if rbest is None:
-            raise CliError(f"no thresholds reach recall {target_recall} on {gold.name}")
+            raise CliError(f"no thresholds reach recall {target_recall} on {name}")
         pair = f"pair: precision {best.precision:.4f}" if best is not None else "pair: unreachable"
         out_console.print(f"best at recall >= {target_recall}: recall {rbest.recall:.4f}, "
                           f"precision {rbest.precision:.4f} ({pair})")
         if write:
-            record_reason_thresholds(model_dir, rbest, target_recall, gold.name)
+            record_reason_thresholds(model_dir, rbest, target_recall, name)
             err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
         return
-    t = Table(title=f"Threshold search on {gold.name}: {len(scores)} tokens, {result.gold} gold PHI")
+    t = Table(title=f"Threshold search on {name}: {len(scores)} tokens, {result.gold} gold PHI")
     for col in ("low", "high", "recall", "precision", "masked"):
         t.add_column(col, justify="right")
     for p in result.frontier():
@@ -301,13 +341,13 @@ def tune_thresholds(
             t.add_row(f"{p.low:.4f}", f"{p.high:.4f}", f"{p.recall:.4f}", f"{p.precision:.4f}", str(p.masked))
     out_console.print(t)
     if best is None:
-        raise CliError(f"no threshold pair reaches recall {target_recall} on {gold.name}")
+        raise CliError(f"no threshold pair reaches recall {target_recall} on {name}")
     out_console.print(
         f"best at recall >= {target_recall}: low {best.low:.4f}, high {best.high:.4f}: "
         f"recall {best.recall:.4f}, precision {best.precision:.4f}"
     )
     if write:
-        record_thresholds(model_dir, best, target_recall, gold.name)
+        record_thresholds(model_dir, best, target_recall, name)
         err.print(f"[green]thresholds stored in {escape(str(model_dir / 'manifest.json'))}[/green]")
 
 

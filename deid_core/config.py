@@ -225,6 +225,14 @@ class TrainingConfig(_Strict):
     vaers_seed: int = 3
     #: stand-off annotation files whose reports never train (the VAERS evaluation set)
     vaers_exclude: list[Path] = Field(default_factory=list)
+    #: stand-off annotation files (`deid_core.corpus.standoff`) added to dev for the threshold search:
+    #: PV text next to PhysioNet's nursing notes, so thresholds also count what they cost on PV narratives
+    tuning_standoff: list[Path] = Field(default_factory=list)
+    #: shared data root the stand-off files refer to
+    shared_data: Path | None = None
+    #: smoothing of small reason families in the threshold search (pooled PHI tokens added per
+    #: family, `reason_search.search`); chosen by patient-level cross-validation on dev
+    threshold_prior_strength: float = Field(50.0, ge=0)
     batch_size: int = Field(32, ge=1)
     max_epochs: int = Field(30, ge=1)
     patience: int = Field(4, ge=0)

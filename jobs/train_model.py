@@ -326,7 +326,14 @@ def train_model(
     )
     manifest.write(out)
     if dev_docs:
-        manifest = tune_and_record(cfg, out, dev_docs, dev_path.name if dev_path else "dev", target_recall)
+        tuning_docs, tuning_name = list(dev_docs), dev_path.name if dev_path else "dev"
+        if tcfg.tuning_standoff and tcfg.shared_data is not None:
+            from deid_core.corpus.standoff import read_standoff
+
+            for path in tcfg.tuning_standoff:
+                tuning_docs.extend(read_standoff(path, tcfg.shared_data))
+                tuning_name += f"+{path.parent.name}/{path.name}"
+        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target_recall)
     say(f"model {manifest.model_version} -> {out}")
     return manifest
 
@@ -385,6 +392,20 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
         network, vocab, arch, seq, cfg.deep.classes, out,
         dictionary_version=artifact.version, dictionary_sha256=artifact.content_hash,
     )
+    if dev_data is not None and network.crf is None:
+        import numpy as np
+
+        from deid_core.training.calibration import fit_temperature
+
+        logits = np.asarray(network.tagger.predict(dev_data.x, batch_size=tcfg.batch_size, verbose=0))
+        valid = dev_data.x["words"] > 0
+        cal = fit_temperature(logits[valid], dev_data.labels[valid])
+        say(f"temperature {cal.temperature:.3f} on dev: NLL {cal.nll_before:.4f} -> {cal.nll_after:.4f}, "
+            f"ECE {cal.ece_before:.4f} -> {cal.ece_after:.4f}")
+        metrics = {**manifest.metrics, "dev_nll_uncalibrated": cal.nll_before, "dev_nll": cal.nll_after,
+                   "dev_ece_uncalibrated": cal.ece_before, "dev_ece": cal.ece_after}
+        manifest = manifest.model_copy(update={"temperature": cal.temperature, "metrics": metrics})
+        manifest.write(out)
     return manifest, result
 
 
@@ -399,7 +420,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
-    best, _ = tune_by_reason(scores, target_recall)
+    best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength)
     manifest = ModelManifest.read(model_dir)
     if best is None:
         say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")

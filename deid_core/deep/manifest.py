@@ -54,6 +54,8 @@ class ModelManifest(BaseModel):
     training: dict[str, Any] = Field(default_factory=dict)
     metrics: dict[str, Any] = Field(default_factory=dict)
     thresholds: Thresholds | None = None
+    #: softmax temperature fitted on dev (`deid_core.training.calibration`); 1 = uncalibrated
+    temperature: float = Field(1.0, gt=0)
     keras_version: str = ""
 
     def write(self, model_dir: Path) -> None:

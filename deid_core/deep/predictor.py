@@ -139,4 +139,6 @@ class DeepModel:
             inputs["features"] = arrays["features"]
         logits = np.asarray(self.network.sequence.predict_on_batch(inputs), dtype=np.float32)
         lengths = np.fromiter((len(d) for d in batch), dtype=np.int64, count=b)
+        if self.network.crf is None and self.manifest.temperature != 1.0:
+            logits = logits / np.float32(self.manifest.temperature)  # calibrated softmax, same argmax
         return self.network.probabilities(logits, lengths)

@@ -256,3 +256,45 @@ def masked_by(thresholds: dict[str, float], families: Sequence[str], never_relea
         thr[fam == name] = t
     p = np.nan_to_num(np.asarray(p_safe, dtype=np.float64), nan=0.0)
     return np.asarray(never_release, dtype=bool) | (p <= thr) | ~np.isin(fam, list(thresholds))
+
+
+@dataclass(frozen=True)
+class CrossValidated:
+    """Thresholds chosen on the other folds, counted on the held-out one, summed over folds."""
+
+    prior_strength: float
+    target: float
+    recall: float
+    precision: float
+    missed: int
+    masked: int
+
+
+def cross_validate(folds: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray, np.ndarray]],
+                   prior_strengths: Sequence[float], targets: Sequence[float]) -> list[CrossValidated]:
+    """How each (smoothing, target) choice does on text it was not tuned on.
+
+    `folds` are (gold, families, never_release, p_safe) per fold, split by
+    patient or report so that one person's PHI is never on both sides.
+    This is how the smoothing and the tuning target are chosen on dev
+    without looking at a test split.
+    """
+    out: list[CrossValidated] = []
+    for k in prior_strengths:
+        for target in targets:
+            tp = fn = masked_total = 0
+            for i, (g, f, nv, p) in enumerate(folds):
+                rest = [x for j, x in enumerate(folds) if j != i]
+                pt = search(np.concatenate([x[0] for x in rest]),
+                            np.concatenate([np.asarray(x[1], dtype=object) for x in rest]),
+                            np.concatenate([x[2] for x in rest]), np.concatenate([x[3] for x in rest]),
+                            min_recall=min(target, 0.9), prior_strength=k).best_at_recall(target)
+                m = np.ones(len(g), dtype=bool) if pt is None else masked_by(pt.thresholds, f, nv, p)
+                gb = np.asarray(g, dtype=bool)
+                tp += int((m & gb).sum())
+                fn += int((~m & gb).sum())
+                masked_total += int(m.sum())
+            gold = tp + fn
+            out.append(CrossValidated(k, target, 1.0 if gold == 0 else tp / gold,
+                                      1.0 if masked_total == 0 else tp / masked_total, fn, masked_total))
+    return out

@@ -82,3 +82,4 @@ def test_trained_part_is_zero_for_words_training_never_saw() -> None:
     dropped = np.asarray(TrainedPart(limit=10, rate=0.999, seed=1)(np.ones((1, 50, 2)), np.full((1, 50), 3),
                                                                       training=True))
     assert dropped.sum() < 10
+

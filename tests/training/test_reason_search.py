@@ -104,3 +104,40 @@ def test_unreachable_target_gives_none_and_lengths_are_checked() -> None:
     assert res.best_at_recall(1.0) is not None
     with pytest.raises(ValueError):
         search(np.array([True, False]), np.array(["digit"], dtype=object), np.zeros(2, bool), np.zeros(2))
+
+
+def test_smoothing_raises_the_threshold_of_a_small_family() -> None:
+    """Two PHI tokens of a family say little; the pooled PHI (often confident-looking) says more."""
+    rng = np.random.default_rng(11)
+    big_gold = rng.random(400) < 0.5
+    big_p = np.where(big_gold, rng.uniform(0.5, 0.998, 400), 0.999)
+    small_p = np.concatenate([[0.01, 0.02], rng.uniform(0.3, 0.9, 60)])
+    small_gold = np.zeros(62, dtype=bool)
+    small_gold[:2] = True
+    gold = np.concatenate([big_gold, small_gold])
+    fam = np.array(["unknown"] * 400 + ["digit"] * 62, dtype=object)
+    p = np.concatenate([big_p, small_p])
+    never = np.zeros(len(p), dtype=bool)
+    plain = search(gold, fam, never, p, min_recall=0.9).best_at_recall(0.995)
+    smooth = search(gold, fam, never, p, min_recall=0.9, prior_strength=50).best_at_recall(0.995)
+    assert plain is not None and smooth is not None
+    assert plain.thresholds["digit"] < 0.31 and smooth.thresholds["digit"] > 0.5, (plain, smooth)
+    assert smooth.expected_recall >= 0.995 and smooth.recall >= plain.recall
+
+
+def test_cross_validation_counts_every_held_out_token_once() -> None:
+    from deid_core.training.reason_search import cross_validate
+
+    rng = np.random.default_rng(2)
+    folds = []
+    for _ in range(3):
+        n = 200
+        g = rng.random(n) < 0.1
+        folds.append((g, np.array(["digit"] * n, dtype=object), np.zeros(n, bool),
+                      np.where(g, rng.beta(1, 5, n), rng.beta(5, 1, n))))
+    rows = cross_validate(folds, [0.0, 10.0], [0.99, 0.9])
+    assert len(rows) == 4
+    total_gold = sum(int(f[0].sum()) for f in folds)
+    for r in rows:
+        assert 0 <= r.missed <= total_gold and 0.0 <= r.precision <= 1.0
+        assert r.recall == pytest.approx(1 - r.missed / total_gold)
