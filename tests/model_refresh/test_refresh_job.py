@@ -26,7 +26,9 @@ MARKER = "Zyxquorbel"
 TINY = {
     "architecture": {"char_embedding_dim": 4, "char_lstm_units": 3, "token_embedding_dim": 5, "token_lstm_units": 4},
     "sequence": {"window_tokens": 32, "overlap": 8},
-    "training": {"batch_size": 8, "spark_conf": {}},
+    # the flow, not the data recipe: no augmentation, VAERS injection or vectors here
+    "training": {"batch_size": 8, "spark_conf": {}, "surrogate_copies": 0, "vaers_docs": 0,
+                 "pretrained_vectors": None, "tuning_standoff": []},
 }
 
 

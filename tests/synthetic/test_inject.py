@@ -261,6 +261,16 @@ def test_training_documents_from_a_small_file(tmp_path: Path) -> None:
     assert len(vaers_training_documents([path], 50, seed=3, fields=False)) == 4
 
 
+def test_held_out_reports_never_train(tmp_path: Path) -> None:
+    """Reports of an evaluation set are left out with all their fields."""
+    path = _fake_jsonl(tmp_path / "fake.jsonl")
+    stats: dict[str, int] = {}
+    docs = vaers_training_documents([path], 50, seed=3, stats=stats, exclude={"VAERS-9000001", "VAERS-9000003"})
+    # narratives 2 (skipped, "Dr. Kimball"), 4 and 5 remain; no field of report 1 or 3
+    assert stats["candidates"] == 3 and len(docs) == 2
+    assert all("lisinopril" not in d.text and "PCR" not in d.text and "fainted" not in d.text for d in docs)
+
+
 def test_n_must_be_a_non_negative_integer(tmp_path: Path) -> None:
     path = _fake_jsonl(tmp_path / "fake.jsonl")
     with pytest.raises(ValueError, match="non-negative"):

@@ -31,7 +31,8 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
             "architecture": tiny_arch(cfg),
             "sequence": cfg.deep.sequence.model_copy(update={"window_tokens": 32, "overlap": 8}),
             "training": cfg.deep.training.model_copy(
-                update={"workdir": tmp_path / "work", "batch_size": 8, "spark_conf": {}}
+                update={"workdir": tmp_path / "work", "batch_size": 8, "spark_conf": {}, "surrogate_copies": 0,
+                        "vaers_docs": 0, "pretrained_vectors": None, "tuning_standoff": []}
             ),
         }
     )
@@ -87,7 +88,7 @@ def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  
             "training": cfg.deep.training.model_copy(
                 update={"workdir": tmp_path / "work", "batch_size": 8, "spark_conf": {},
                         "pretrained_vectors": str(tmp_path / "vectors.txt"), "pretrained_extra_words": 10,
-                        "surrogate_copies": 1}
+                        "surrogate_copies": 1, "vaers_docs": 0, "tuning_standoff": []}
             ),
         }
     )
