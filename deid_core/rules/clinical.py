@@ -22,9 +22,13 @@ Kinds of evidence:
   (`rules.clinical.analytes`).
 * ``timing``: a dosing frequency or schedule ("q6h", "x2", "day 5",
   "week 2", "cycle 3").
-
-Lot and batch numbers stay with the ID detector, which claims any code after
-"lot" or "batch" (`rules/patterns/ids.py`): a PHI detector wins.
+* ``lot``: the product's lot or batch code after a "lot"/"batch" cue ("Lot
+  EL1442", "lot # EK9231", "Lot number: 030M20A", "batch no. AB12-34"),
+  found by `rules.patterns.find_lot_codes`; the cue itself is an ordinary
+  word. A lot number names a product batch, not a person, and safety
+  reviewers need it for batch signals (VAERS publishes it). Within a lot
+  code every token is safe, even a piece that is on a name list ("ED-1234").
+  "a lot", "a lot of" and "lots of" are no cue.
 
 Every expression is taken whole or not at all: if a PHI detector claims any
 of its tokens ("Towson, MD 21204"), none of them is called safe. A ZIP-shaped
@@ -47,6 +51,7 @@ from pathlib import Path
 import regex as re
 
 from deid_core.config import read_word_list
+from deid_core.rules.patterns import find_lot_codes
 from deid_core.text.tokenize import Token, tokenize
 
 #: English function words that `pint` happens to parse as units ("in" inch,
@@ -90,7 +95,7 @@ _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 
 @dataclass(frozen=True)
 class ClinicalSpan:
-    """A character span of a clinical expression and its kind (quantity, analyte, timing)."""
+    """A character span of a clinical expression and its kind (quantity, analyte, timing, lot)."""
 
     start: int
     end: int
@@ -202,6 +207,8 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         for m in _TIMING.finditer(text):
             out.append(ClinicalSpan(m.start(), m.end(), "timing"))
+        for start, end in find_lot_codes(text):
+            out.append(ClinicalSpan(start, end, "lot"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
 

@@ -226,7 +226,7 @@ class RuleDeidentifier:
             elif not f & _SAFE:
                 reason = "unknown"
             kind = clinical.get(i)
-            if kind is not None and self._clinical_wins(reason, tok):
+            if kind is not None and self._clinical_wins(reason, tok, kind):
                 reasons[i] = f"clinical:{kind}"
                 continue
             if reason is not None:
@@ -263,12 +263,12 @@ class RuleDeidentifier:
                 out.setdefault(j, span.kind)
         return out
 
-    def _clinical_wins(self, reason: str | None, tok: Token) -> bool:
+    def _clinical_wins(self, reason: str | None, tok: Token, kind: str) -> bool:
         """Clinical evidence lifts shape-based masking (digit, single letter, unknown word). A word on a
         name or place list only when it is a curated analyte or unit ("Ca 8.9"), a unit as written
         ("5 MIN"), or written in lower case ("for 2 weeks", "rose to 2.1"): a capitalised "Weeks" or
-        "Rose" stays masked."""
-        if reason is None or reason in ("digit", "single_letter", "unknown"):
+        "Rose" stays masked. A piece of a lot code is never a name ("Lot ED-1234"): it always wins."""
+        if reason is None or reason in ("digit", "single_letter", "unknown") or kind == "lot":
             return True
         assert self.clinical is not None
         return reason == "unsafe_list" and (

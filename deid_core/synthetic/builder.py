@@ -10,7 +10,7 @@ A *piece* is one of:
 
 * ``str``   -- literal text, never annotated;
 * ``Phi``   -- a PHI value that becomes one gold span;
-* ``Clin``  -- clinical content (drug, dose, lab, ...) that must survive
+* ``Clin``  -- clinical content (drug, dose, lab, lot number, ...) that must survive
   de-identification; it is recorded too, so tests and training-data tools can
   check that nothing redacted it;
 * ``Seq``   -- a sequence of pieces, so value factories can return phrases
@@ -29,7 +29,7 @@ from deid_core.categories import SYNTHETIC_LABELS
 LABELS: tuple[str, ...] = SYNTHETIC_LABELS
 """The project's coarse PHI labels (i2b2 2014 categories, contacts split out)."""
 
-CLINICAL_KINDS: tuple[str, ...] = ("DRUG", "DOSE", "LAB", "REACTION", "ONSET")
+CLINICAL_KINDS: tuple[str, ...] = ("DRUG", "DOSE", "LAB", "REACTION", "ONSET", "LOT")
 """Kinds of recorded non-PHI content that a de-identifier must leave alone."""
 
 

@@ -127,7 +127,7 @@ class Case:
     url: Phi
     case_id: Phi
     mrn: Phi
-    lot: Phi
+    lot: Clin
     local_ref: Phi
     address: Seq
 

@@ -24,7 +24,7 @@ and facilities, leaving "admitted to Hospital"). So this module
    a vaccination date in the narrative's own date style, an age of 90 or more;
    all values come from :mod:`.phi` (Faker seeded from the document's
    ``Random``);
-4. records keep spans (DOSE, DURATION, DRUG) it finds reliably, for the
+4. records keep spans (DOSE, DURATION, DRUG, LOT) it finds reliably, for the
    keep-retention measurement.
 
 Labels follow :mod:`.phi` (i2b2 2014): NAME without its title; AGE the number
@@ -32,8 +32,11 @@ only, for every age (the generator labels ages under 90 too;
 :func:`deid_core.deep.encoding.token_labels` trains those as SAFE); DATE the
 whole date, weekday names and holidays included (``DATE`` covers "a day,
 month, weekday, holiday" in :mod:`deid_core.categories`); LOCATION per part;
-PHONE/EMAIL/URL/ID without their cue. Lot numbers are IDs (IDNUM), as the
-generator labels them (``lots="keep"`` makes them LOT keep spans instead).
+PHONE/EMAIL/URL/ID without their cue. Lot numbers are no PHI (they name a
+product batch, which safety reviewers need; VAERS publishes them): they are
+LOT keep spans, as the generator labels them (``lots="keep"``, the default).
+``lots="phi"`` labels them IDs (IDNUM) instead, the project's convention
+before lot numbers were kept.
 
 Text is assembled with :class:`.builder.NarrativeBuilder`: the original text
 is split at its span boundaries into pieces, injected pieces are placed
@@ -356,7 +359,8 @@ def _classify_year(text: str, m: re.Match[str]) -> str:
 def _scan(text: str, lots: Sequence[str] = ()) -> tuple[list[_Found], list[str]]:
     """PHI found in ``text`` (non-overlapping, in order) and the reasons it is not clean.
 
-    ``lots`` are lot numbers known from the report's metadata; they are IDs wherever they occur.
+    ``lots`` are lot numbers known from the report's metadata; they are found wherever they occur.
+    Lot numbers carry the label ID here; :func:`inject_phi` makes them LOT keep spans (by default).
     """
     found: list[_Found] = []
     reasons: list[str] = []
@@ -527,7 +531,9 @@ def label_existing_phi(text: str) -> list[GoldSpan]:
     ages ("92 year old", "92 y/o", "age 92"; every value, as the generator
     labels them), lot numbers after a lot/batch cue, e-mail addresses, URLs
     and phone numbers. Quantities that look like dates ("1/2 tablet", "BP
-    100/60", "8/10 pain", "2nd dose", "3-4x", "98.6") are left alone.
+    100/60", "8/10 pain", "2nd dose", "3-4x", "98.6") are left alone. Lot
+    numbers come with the label ID here, as everything this scan finds;
+    :func:`inject_phi` turns them into LOT keep spans unless told otherwise.
     """
     found, _ = _scan(text)
     return [GoldSpan(f.start, f.end, f.label, f.subtype) for f in found]
@@ -994,7 +1000,7 @@ def inject_phi(
     doc_id: str = "vaers-inject",
     rate: float = 0.5,
     sentences: tuple[int, int] = (0, 2),
-    lots: Literal["phi", "keep"] = "phi",
+    lots: Literal["phi", "keep"] = "keep",
     ensure_phi: bool = False,
 ) -> Document:
     """``text`` with its own PHI labelled and surrogate PHI injected, as a :class:`Document`.
@@ -1005,8 +1011,9 @@ def inject_phi(
     start or end. ``meta`` (VAERS meta) gives the vaccination date around
     which dates are drawn, the lot numbers and vaccine manufacturers;
     ``fields`` the other_meds words used as DRUG keep spans. A lot number
-    from ``meta`` found in the text is an ID (``lots="phi"``, the generator's
-    convention) or a LOT keep span (``lots="keep"``). With ``ensure_phi``,
+    (from ``meta``, or a lot shape or a code after "lot") found in the text is
+    a LOT keep span (``lots="keep"``, the default and the generator's
+    convention) or an ID (``lots="phi"``). With ``ensure_phi``,
     a document that would hold no PHI gets one added sentence.
 
     The text is not checked with :func:`is_clean`; callers choose.
@@ -1128,7 +1135,7 @@ def vaers_training_documents(
     seed: int,
     *,
     fields: bool = True,
-    lots: Literal["phi", "keep"] = "phi",
+    lots: Literal["phi", "keep"] = "keep",
     stats: dict[str, int] | None = None,
     exclude: Iterable[str] = (),
 ) -> list[Document]:
@@ -1142,7 +1149,8 @@ def vaers_training_documents(
     that would hold no PHI; fields: 85% of them get one sentence).
     Documents are named ``vaers-inject-<index>``; no VAERS id is carried over. ``stats``, when given, receives counts of
     candidates seen, skipped and kept. Reports whose ``doc_id`` is in ``exclude``
-    (those of an evaluation set) are left out with all their fields.
+    (those of an evaluation set) are left out with all their fields. ``lots`` as in
+    :func:`inject_phi` (lot numbers are LOT keep spans by default).
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"n must be a non-negative integer, got {n!r}")

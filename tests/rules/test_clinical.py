@@ -134,3 +134,60 @@ def test_a_number_continuing_a_date_shape_is_never_a_quantity(evidence: Clinical
     # "9/2 GM" is a date and a Gram stain, not 2 grams: the "2" is not judged on its own
     digits_in_spans = [t for t, _ in spans(evidence, text) if any(ch.isdigit() for ch in t)]
     assert digits_in_spans == []
+
+
+# --- lot and batch numbers: a product batch, never PHI ------------------------------------
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("Lot EL1442", "EL1442"), ("lot # EK9231", "EK9231"), ("Lot number: 030M20A", "030M20A"),
+    ("batch no. AB12-34", "AB12-34"), ("Lot#:039K20A", "039K20A"), ("lot l4k9-zz given", "l4k9-zz"),
+    ("LOT AB1234 ON FILE", "AB1234"), ("the lot was EK9231.", "EK9231"),
+])
+def test_lot_codes_are_clinical_evidence(evidence: ClinicalEvidence, text: str, code: str) -> None:
+    assert (code, "lot") in spans(evidence, text)
+    assert not any(t.lower() in ("lot", "batch") for t, _ in spans(evidence, text))  # the cue is an ordinary word
+
+
+@pytest.mark.parametrize("text", ["a lot of pain", "lots of fluids", "Improved a lot 3 times a week.",
+                                  "a lot 100 times", "batches of 12", "Lot: unknown"])
+def test_no_lot_without_a_cue_and_a_code(evidence: ClinicalEvidence, text: str) -> None:
+    assert not any(kind == "lot" for _, kind in spans(evidence, text))
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("Lot EL1442 given.", ["EL1442"]), ("lot # EK9231", ["EK9231"]), ("Lot number: 030M20A", ["030M20A"]),
+    ("batch no. AB12-34", ["AB12", "34"]), ("Moderna lot 039K20A, left arm", ["039K20A"]),
+    ("Lot ED-1234", ["ED", "1234"]),  # a piece of a lot code is no name, even if a name list has it
+])
+def test_rules_keep_lot_codes_visible(rules: RuleDeidentifier, text: str, tokens: list[str]) -> None:
+    a = rules.analyse(text)
+    for i, t in enumerate(a.tokens):
+        if t.text in tokens:
+            assert (a.unsafe[i], a.reasons[i]) == (False, "clinical:lot"), t.text
+        elif t.lower in ("lot", "batch", "number", "no"):
+            assert (a.unsafe[i], a.reasons[i]) == (False, "safe"), t.text
+
+
+@pytest.mark.parametrize("text", ["a lot of pain", "lots of fluids"])
+def test_rules_see_no_lot_in_everyday_words(rules: RuleDeidentifier, text: str) -> None:
+    assert not any(r.startswith("clinical:lot") for r in rules.analyse(text).reasons)
+
+
+def test_a_phi_detector_wins_over_a_lot_cue(rules: RuleDeidentifier) -> None:
+    # a date, a phone number or an SSN after "lot" stays masked as what it is
+    for text, token, reason in [("lot 12/03/2019", "2019", "pattern:DATE"),
+                                ("Lot 410-555-9876", "9876", "pattern:PHONE"),
+                                ("lot 123-45-6789", "6789", "pattern:ID")]:
+        v = _verdict(rules, text)
+        assert v[token] == (True, reason), text
+        assert not any(r == "clinical:lot" for _, r in v.values()), text
+
+
+def test_lot_cues_are_fast_on_adversarial_input(evidence: ClinicalEvidence) -> None:
+    import time
+
+    text = ("lot " + "# no. " * 2000 + "x") * 5 + " batch " + "1-" * 5000
+    t0 = time.perf_counter()
+    evidence.find(text)
+    assert time.perf_counter() - t0 < 5.0

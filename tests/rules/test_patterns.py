@@ -167,8 +167,6 @@ IDS = [
     "Patient id [[99812]] on file.",
     "SSN [[123-45-6789]] on file.",
     "Number [[123-45-6789]] on the form.",
-    "Lot [[AB1234]] of the vaccine.",
-    "Batch [[55X1]] recalled.",
     "Serial no. [[SN0091]] of the pump.",
     "License [[12345]] of the reporter.",
     "Acct [[889900]] billed.",
@@ -216,6 +214,64 @@ def test_ips(marked: str) -> None:
 @pytest.mark.parametrize("marked", IDS)
 def test_ids(marked: str) -> None:
     assert_found(marked, "ID")
+
+
+# Lot and batch numbers name a product batch, not a person: never an ID, whatever their shape.
+LOTS = [
+    "Lot [[AB1234]] of the vaccine.",
+    "Batch [[55X1]] recalled.",
+    "Lot number: [[030M20A]] given.",
+    "Moderna lot [[039K20A]] in the left arm.",
+    "Lot#:[[011520A]]",
+    "lot # [[A123456]] per the label.",
+    "Batch no. [[AB12-34]] of the vial.",
+    "Lot ID: [[EL1442]] on the card.",
+    "Lot [[1805018]] (Janssen).",
+    "LOT [[025L20A]] ON FILE.",
+    "Lot numbers: [[EN6201]], [[EL3248]] and [[FA7485]].",
+]
+
+
+def _marked_all(marked: str) -> tuple[str, list[tuple[int, int]]]:
+    spans, text = [], marked
+    while "[[" in text:
+        start = text.index("[[")
+        end = text.index("]]") - 2
+        text = text.replace("[[", "", 1).replace("]]", "", 1)
+        spans.append((start, end))
+    return text, spans
+
+
+@pytest.mark.parametrize("marked", LOTS)
+def test_lot_numbers_are_no_ids(marked: str) -> None:
+    from deid_core.rules.patterns import find_lot_codes
+
+    text, spans = _marked_all(marked)
+    assert find_lot_codes(text) == spans
+    assert [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)] == []
+
+
+@pytest.mark.parametrize(
+    "text", ["Improved a lot 3 times a week.", "a lot of pain", "lots of fluids 2000 mL", "a lot 100 times",
+             "the lotion 50 ml", "batches 123 and 456", "lot 12 of them", "Lot: unknown"],
+)
+def test_no_lot_cue_no_lot_code(text: str) -> None:
+    from deid_core.rules.patterns import find_lot_codes
+
+    assert find_lot_codes(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "category"),
+    [
+        ("lot 12/03/2019", "12/03/2019", "DATE"),  # a date after "lot" stays a date
+        ("Lot 20140112 given", "20140112", "DATE"),
+        ("lot 123-45-6789", "123-45-6789", "ID"),  # an SSN's shape is still an SSN
+        ("Lot EL1442, MRN 20140112", "20140112", "ID"),  # the MRN keyword still wins over a date
+    ],
+)
+def test_phi_after_a_lot_cue_is_still_found(text: str, span: str, category: str) -> None:
+    assert (span, category) in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
 
 
 @pytest.mark.parametrize(

@@ -487,7 +487,22 @@ def test_clinical_content_becomes_keep_spans_inside_the_text(corpus: list[Synthe
         record = json.loads(json.dumps(doc.to_json_dict()))
         assert [(k["start"], k["end"], k["label"]) for k in record["keep"]] == [
             (k.start, k.end, k.label) for k in document.keep]
-    assert {"DRUG", "DOSE", "LAB", "DURATION", "REACTION"} <= set(seen)
+    assert {"DRUG", "DOSE", "LAB", "DURATION", "REACTION", "LOT"} <= set(seen)
+
+
+def test_lot_numbers_are_keep_spans_never_phi(corpus: list[SyntheticNarrative]) -> None:
+    # a product's lot number names a batch, not a person: a LOT keep span, never an ID gold span
+    lot_cue = re.compile(r"(?i)\b(?:lot|batch)(?:\s*(?:no\.|number|#))?\s*[:#]?\s*$")
+    lots = 0
+    for doc in corpus:
+        for k in doc.to_document().keep:
+            if k.label == "LOT":
+                lots += 1
+                value = doc.text[k.start:k.end]
+                assert any(ch.isdigit() for ch in value) and " " not in value, value
+        for start, _, label in doc.spans:
+            assert not (label == "ID" and lot_cue.search(doc.text[max(0, start - 20):start])), doc.doc_id
+    assert lots >= 10
 
 
 def test_generated_jsonl_reads_back_with_its_keep_spans(tmp_path: Path, corpus: list[SyntheticNarrative]) -> None:

@@ -24,7 +24,8 @@ imports them all:
 * :mod:`.common` -- `PatternMatch`, unit words, look-around helpers, and the
   notes on regex speed;
 * :mod:`.dates` -- DATE; :mod:`.ages` -- AGE; :mod:`.phones` -- PHONE;
-* :mod:`.internet` -- EMAIL, URL, IP; :mod:`.ids` -- ID;
+* :mod:`.internet` -- EMAIL, URL, IP; :mod:`.ids` -- ID, and `find_lot_codes`,
+  the lot and batch numbers that are no ID (kept by `rules.clinical`);
 * :mod:`.detector` -- `PatternDetector`, which runs the enabled families and
   resolves overlaps, with `CATEGORIES` and `DEFAULT_PHONE_REGIONS`.
 
@@ -43,7 +44,7 @@ from deid_core.rules.patterns.detector import (
     PatternDetector,
     _resolve,  # noqa: F401  (the overlap resolver, tested on its own)
 )
-from deid_core.rules.patterns.ids import find_ids
+from deid_core.rules.patterns.ids import find_ids, find_lot_codes
 from deid_core.rules.patterns.internet import find_emails, find_ips, find_urls
 
 __all__ = [
@@ -55,6 +56,7 @@ __all__ = [
     "find_dates",
     "find_emails",
     "find_ids",
+    "find_lot_codes",
     "find_ips",
     "find_urls",
 ]

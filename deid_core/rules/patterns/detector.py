@@ -117,8 +117,10 @@ class PatternDetector:
             ids = find_ids(text)
             keyword = [m for m in ids if m.detector == "id_keyword"]
             if keyword:
-                # A code after "MRN", "lot", "case no." is an identifier even where
+                # A code after "MRN", "SSN", "case no." is an identifier even where
                 # it looks like a date, a phone number or an age ("MRN 20140112").
+                # "lot" and "batch" are no ID keywords (a lot number names a product
+                # batch, not a person): a date after them stays a DATE ("lot 12/03/2019").
                 kw_cover = _cover(text, keyword)
                 cands = [
                     c

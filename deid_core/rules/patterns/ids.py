@@ -1,13 +1,21 @@
 """ID detection: codes after an identifier keyword, SSNs, mixed letter/digit codes, long digit runs.
 
-Why this module exists: record numbers, case and report numbers, lot
-numbers, SSNs and company report IDs ("US-PFIZER-2014-123456") have no
-common format. What marks them is a keyword before them ("MRN", "lot",
-"case no.") or a shape no clinical value has (five or more digits mixed with
-letters, six or more digits in a row). Doses with a unit code ("5000000IU")
-and yyyymmdd dates are left out here; the combining detector lets a
-keyword-introduced code win over a DATE, PHONE or AGE reading of the same
-characters ("MRN 20140112").
+Why this module exists: record numbers, case and report numbers, SSNs and
+company report IDs ("US-PFIZER-2014-123456") have no common format. What
+marks them is a keyword before them ("MRN", "case no.") or a shape no
+clinical value has (five or more digits mixed with letters, six or more
+digits in a row). Doses with a unit code ("5000000IU") and yyyymmdd dates
+are left out here; the combining detector lets a keyword-introduced code win
+over a DATE, PHONE or AGE reading of the same characters ("MRN 20140112").
+
+Lot and batch numbers are not identifiers: in a pharmacovigilance narrative
+they name a product batch, which safety reviewers need for batch signals
+(VAERS publishes them). "lot" and "batch" are therefore no ID keywords, and
+the code after such a cue (`find_lot_codes`: "Lot EL1442", "lot # EK9231",
+"Lot number: 030M20A") is exempt from the shape rules here, even where it
+has five digits ("039K20A"). The clinical evidence (`rules/clinical.py`,
+kind ``lot``) calls it safe. An SSN, a date or a phone number in that place
+is still found by its own detector and wins ("lot 12/03/2019").
 """
 
 from __future__ import annotations
@@ -20,12 +28,12 @@ from deid_core.rules.patterns.common import _NOT_UNIT, _UNIT_CODE_RE, PatternMat
 from deid_core.rules.patterns.dates import _is_compact_date
 
 # Keyword-introduced codes: MRN 12345678, MR# 445566, case no. 2014-123,
-# Lot: AB1234, SSN 123-45-6789, ID: rg17. The regex anchors on the *last*
+# SSN 123-45-6789, ID: rg17 (never "Lot: AB1234": see find_lot_codes). The regex anchors on the *last*
 # keyword before the code (a standalone keyword, a qualifier such as "no",
 # "number", "id", or "#"); a qualifier is accepted only when a prefix word
 # ("case", "record", "MR", ...) or a standalone keyword precedes it.
 _ID_STANDALONE_WORDS = (
-    "mrn ssn id lot batch serial license licence dea acct account policy npi passport upin medicaid medicare nhs"
+    "mrn ssn id serial license licence dea acct account policy npi passport upin medicaid medicare nhs"
 ).split()
 _ID_QUALIFIER_WORDS = "no nr number num ref reference code identifier identification".split()
 _ID_KEYWORD_RE = re.compile(
@@ -41,7 +49,24 @@ _ID_PREFIX_BEFORE_RE = re.compile(
     r"(?:\s*(?:id|identifier|identification|no|nr|number|num|ref(?:erence)?|code)\b\.?)*\s*#?\s*$",
     re.IGNORECASE,
 )
+# Lot and batch numbers: "Lot EL1442", "lot # EK9231", "Lot number: 030M20A", "Lot#:039K20A",
+# "batch no. AB12-34", "lot was EK9231"; a list goes on with codes of 4 to 12 characters that have
+# a letter and a digit ("Lot numbers: EN6201, EL3248"; not "Lot EL1442, US-PFIZER-2014-123456").
+# Never "a lot", "lots of", "lotion", "batches".
+_LOT_CUE_RE = re.compile(
+    r"(?i)(?<![^\W_])(?:lot|batch)(?![^\W_])"
+    r"(?P<qual>(?:\s*(?:#|n[or]\b\.?|n°|num\b\.?|numbers?\b|id\b|code\b))*)"
+    r"(?P<sep>\s*(?:[:=#]|-(?=\s)|\b(?:is|was|were)\b))?\s*"
+    r"(?P<code>(?=[A-Za-z0-9/_-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/_-]{0,38}[A-Za-z0-9])?)(?![A-Za-z0-9/_-]*[A-Za-z0-9])"
+)
+_LOT_MORE_RE = re.compile(
+    r"(?i)\s*(?:[,;&/]|\band\b)\s*"
+    r"(?P<code>(?=[A-Za-z0-9/_-]*\d)(?=[A-Za-z0-9/_-]*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9/_-]{2,10}[A-Za-z0-9]))"
+    r"(?![A-Za-z0-9/_-]*[A-Za-z0-9])"
+)
 _A_LOT_BEFORE_RE = re.compile(r"\ba\s+$", re.IGNORECASE)
+#: a lot code has at least this many characters ("lot 12" is more likely a count than a batch)
+_LOT_MIN_LENGTH = 3
 _SSN_RE = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w])(?!-\d)")
 # Mixed letter/digit codes with >= 5 digits (US-PFIZER-2014-123456, AB123456)
 # are found from a 5-digit core inside one token, then grown to the token.
@@ -52,12 +77,33 @@ _ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
 _ID_DIGITS_RE = re.compile(rf"(?<![\w.,])\d{{6,}}(?![\w])(?![.,]\d){_NOT_UNIT}")
 
 
+def find_lot_codes(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each lot or batch code after a "lot"/"batch" cue, the cue left out.
+
+    Not an identifier (see the module's docstring): the ID rules here leave
+    these characters alone, and the clinical evidence calls them safe.
+    """
+    out: list[tuple[int, int]] = []
+    lowered = text.lower()
+    if "lot" not in lowered and "batch" not in lowered:
+        return out
+    for m in _LOT_CUE_RE.finditer(text):
+        if not (m.group("qual") or m.group("sep")) and _preceded_by(text, m.start(), _A_LOT_BEFORE_RE, 6):
+            continue  # "a lot 100 times"
+        if m.end("code") - m.start("code") < _LOT_MIN_LENGTH:
+            continue
+        out.append((m.start("code"), m.end("code")))
+        pos = m.end("code")
+        while (more := _LOT_MORE_RE.match(text, pos)) is not None:
+            out.append((more.start("code"), more.end("code")))
+            pos = more.end("code")
+    return out
+
+
 def _keyword_ids(text: str) -> Iterator[PatternMatch]:
     """Codes that follow an identifier keyword; the span is the code only."""
     for m in _ID_KEYWORD_RE.finditer(text):
         kw = (m.group("kw") or m.group("kw2") or m.group("kw3")).lower()
-        if kw == "lot" and _preceded_by(text, m.start(), _A_LOT_BEFORE_RE, 6):
-            continue  # "a lot 3 times"
         if (kw in _ID_QUALIFIER_WORDS or kw == "#") and not _preceded_by(text, m.start(), _ID_PREFIX_BEFORE_RE, 40):
             continue  # "no. 5", "#3" on their own are not identifiers
         yield PatternMatch(m.start("code"), m.end("code"), "ID", "id_keyword")
@@ -90,11 +136,17 @@ def _code_ids(text: str) -> Iterator[PatternMatch]:
 
 
 def find_ids(text: str) -> list[PatternMatch]:
-    """Identifier candidates: keyword-introduced codes, SSNs, mixed codes and long digit runs."""
+    """Identifier candidates: keyword-introduced codes, SSNs, mixed codes and long digit runs.
+
+    A lot or batch code (`find_lot_codes`) is none of them, unless it has an SSN's shape.
+    """
     out = list(_keyword_ids(text))
-    out.extend(PatternMatch(m.start(), m.end(), "ID", "id_ssn") for m in _SSN_RE.finditer(text))
     out.extend(_code_ids(text))
     for m in _ID_DIGITS_RE.finditer(text):
         if not _is_compact_date(m.group()):  # yyyymmdd is left to DATE
             out.append(PatternMatch(m.start(), m.end(), "ID", "id_digits"))
+    lots = find_lot_codes(text)
+    if lots:
+        out = [c for c in out if not any(s < c.end and c.start < e for s, e in lots)]
+    out.extend(PatternMatch(m.start(), m.end(), "ID", "id_ssn") for m in _SSN_RE.finditer(text))
     return out
