@@ -230,7 +230,7 @@ def print_report(result: dict, console: Console) -> None:
 
 
 def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: str, strength: float,  # type: ignore[no-untyped-def]
-                        target: float) -> None:
+                        target: float, fixed: dict[str, float]) -> None:
     """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`."""
     import hashlib
     import re
@@ -257,7 +257,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
     t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
     for col in ("smoothing", "target", "CV recall", "CV precision", "PHI missed"):
         t.add_column(col, justify="right")
-    for r in cross_validate(parts, strengths, targets):
+    for r in cross_validate(parts, strengths, targets, fixed=fixed):
         t.add_row(f"{r.prior_strength:g}", f"{r.target:.3f}", f"{r.recall:.4f}", f"{r.precision:.4f}", str(r.missed))
     out_console.print(t)
 
@@ -301,8 +301,11 @@ def tune_thresholds(
     if by_reason:
         strength = cfg.deep.training.threshold_prior_strength if prior_strength is None else prior_strength
         if cv_folds > 1:
-            _print_threshold_cv(det, docs, never, cv_folds, fold_key, strength, target_recall)
-        rbest, rsearch = tune_by_reason(scores, target_recall, prior_strength=strength)
+            _print_threshold_cv(det, docs, never, cv_folds, fold_key, strength, target_recall,
+                                dict(cfg.deep.combiner.by_reason))
+        # families the configuration sets (clinical values: always kept) are a policy, not tuned
+        rbest, rsearch = tune_by_reason(scores, target_recall, prior_strength=strength,
+                                        fixed=dict(cfg.deep.combiner.by_reason))
         t = Table(title=f"Per-reason thresholds on {name}: {len(scores)} tokens, {rsearch.gold} gold PHI")
         for col in ("reason", "tokens", "gold PHI", "threshold", "masked", "PHI missed", "false alarms"):
             t.add_column(col, justify="right")

@@ -420,7 +420,9 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
-    best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength)
+    # families the configuration sets (clinical values: always kept) are a policy, not tuned
+    best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength,
+                             fixed=dict(cfg.deep.combiner.by_reason))
     manifest = ModelManifest.read(model_dir)
     if best is None:
         say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")

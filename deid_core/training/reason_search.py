@@ -271,7 +271,8 @@ class CrossValidated:
 
 
 def cross_validate(folds: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray, np.ndarray]],
-                   prior_strengths: Sequence[float], targets: Sequence[float]) -> list[CrossValidated]:
+                   prior_strengths: Sequence[float], targets: Sequence[float],
+                   fixed: dict[str, float] | None = None) -> list[CrossValidated]:
     """How each (smoothing, target) choice does on text it was not tuned on.
 
     `folds` are (gold, families, never_release, p_safe) per fold, split by
@@ -288,7 +289,7 @@ def cross_validate(folds: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray, 
                 pt = search(np.concatenate([x[0] for x in rest]),
                             np.concatenate([np.asarray(x[1], dtype=object) for x in rest]),
                             np.concatenate([x[2] for x in rest]), np.concatenate([x[3] for x in rest]),
-                            min_recall=min(target, 0.9), prior_strength=k).best_at_recall(target)
+                            min_recall=min(target, 0.9), prior_strength=k, fixed=fixed).best_at_recall(target)
                 m = np.ones(len(g), dtype=bool) if pt is None else masked_by(pt.thresholds, f, nv, p)
                 gb = np.asarray(g, dtype=bool)
                 tp += int((m & gb).sum())
