@@ -253,7 +253,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
             s = collect_scores(det.inner, fold_docs, never)
             parts.append((s.gold_phi, s.families, s.never_release, s.p_safe))
     strengths = sorted({0.0, 5.0, 20.0, 50.0, 200.0, strength})
-    targets = sorted({0.999, 0.998, 0.995, 0.99, 0.98, target}, reverse=True)
+    targets = sorted({0.999, 0.998, 0.997, 0.995, 0.99, 0.98, target}, reverse=True)
     t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
     for col in ("smoothing", "target", "CV recall", "CV precision", "PHI missed"):
         t.add_column(col, justify="right")
@@ -265,7 +265,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
 @app.command("tune-thresholds")
 def tune_thresholds(
     gold: Annotated[list[Path], typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL (repeatable: the sets are pooled)")],
-    target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0)] = 0.995,
+    target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0, help="recall to reach on the dev set(s); see --cv-folds for what it gives on held-out patients")] = 0.995,
     by_reason: Annotated[bool, typer.Option("--by-reason/--pair", help="one threshold per rule reason, or the thesis's (low, high) pair")] = True,
     prior_strength: Annotated[Optional[float], typer.Option("--prior-strength", min=0.0, help="smoothing of small reason families (default: deep.training.threshold_prior_strength)")] = None,
     cv_folds: Annotated[int, typer.Option("--cv-folds", min=0, help="also print a cross-validated table of smoothing x target (0: no)")] = 0,

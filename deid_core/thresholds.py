@@ -17,8 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":")
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown")
-#: why the rules call a token safe: a safe list, or clinical-value evidence ("40 mg")
-SAFE_REASONS: tuple[str, ...] = ("safe", "clinical")
+#: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, or clinical-value
+#: evidence ("40 mg")
+SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
 
 
 class Thresholds(BaseModel):

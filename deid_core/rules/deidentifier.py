@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from deid_core.categories import SAFE_LABEL, UNKNOWN_LABEL
 from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.dictionaries.flags import Bits
+from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
 from deid_core.rules.clinical import ClinicalEvidence
 from deid_core.rules.context import ContextDetector, ContextLexicon
@@ -29,6 +29,8 @@ _NAME = Bits.NAME
 _PLACE = Bits.PLACE
 _DATE_WORD = Bits.DATE_WORD
 _SAFE = Bits.SAFE
+_STOPWORD = int(Lex.STOPWORD)
+_DRUG_NAME = int(Lex.DRUG_NAME | Lex.WHODRUG)
 _UNSAFE = Bits.UNSAFE
 _PLACE_PREPOSITIONS = frozenset({"in", "from", "to", "at", "near", "of", "into"})
 
@@ -38,8 +40,10 @@ class RuleAnalysis:
     """The rules' verdict on one text, token by token.
 
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
-    "unsafe_list", "digit", "single_letter", "unknown") or "safe"; they feed
-    the score and the benchmark that calibrates it, never the output text.
+    "unsafe_list", "digit", "single_letter", "unknown") or why it is safe
+    ("drug": a complete drug name; "medical": on a medical or MedDRA list;
+    "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
+    reason family and the benchmark that calibrates them, never the output text.
     """
 
     text: str
@@ -233,6 +237,13 @@ class RuleDeidentifier:
                 unsafe[i] = True
                 reasons[i] = reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
+            elif f & _DRUG_NAME and not f & _STOPWORD:
+                # a complete drug name ("warfarin", "Lasix"): the word a reviewer needs most,
+                # with its own threshold family, not held to the bar of every common word
+                reasons[i] = "drug"
+            elif f & Bits.MEDICAL and not f & _STOPWORD:
+                # safe because a medical or MedDRA list (or a drug name's word bag) knows it
+                reasons[i] = "medical"
         # 5) an initial before a masked capitalised word belongs to it ("W. Marotta",
         #    "Edward C. Jones", "U Maryland"): grouped, both are released together or not at all
         if n:

@@ -52,6 +52,8 @@ def test_unknown_words_and_digits_are_masked(rules: RuleDeidentifier) -> None:
     assert reasons == {"xqzvbl": "unknown", "took": "safe", "5b": "digit"}
     # with a unit, the same shape is a dose (deid_core/rules/clinical.py)
     assert rules.analyse("took 5mg").reasons == ["safe", "clinical:quantity"]
+    # a word a medical, drug or MedDRA list knows has its own threshold family
+    assert rules.analyse("took aspirin for nausea").reasons == ["safe", "drug", "safe", "medical"]
 
 
 def test_single_letters_are_initials_except_the_article(rules: RuleDeidentifier) -> None:
