@@ -99,6 +99,8 @@ class ClinicalConfig(_Strict):
     analytes: Path
     #: dose forms and count units no unit library knows ("tabs", "mEq", "bpm")
     dose_units: Path
+    #: product and disease designations with digits ("COVID-19", "mRNA-1273", "H1N1")
+    designations: Path | None = None
 
 
 class RulesConfig(_Strict):

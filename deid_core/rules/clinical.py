@@ -28,6 +28,10 @@ Kinds of evidence:
   word. A lot number names a product batch, not a person, and safety
   reviewers need it for batch signals (VAERS publishes it). Within a lot
   code every token is safe, even a piece that is on a name list ("ED-1234").
+* ``designation``: a product or disease designation with digits ("COVID-19",
+  "SARS-CoV-2", "mRNA-1273", "BNT162b2", "H1N1", "CYP2D6"), from a word list
+  (`rules.clinical.designations`); without it the "19" of every "COVID-19"
+  is a masked number.
   "a lot", "a lot of" and "lots of" are no cue.
 
 Every expression is taken whole or not at all: if a PHI detector claims any
@@ -105,7 +109,8 @@ class ClinicalSpan:
 class ClinicalEvidence:
     """Finds clinical-value expressions in a text; built once from word lists."""
 
-    def __init__(self, analytes: Iterable[str], dose_units: Iterable[str], state_codes: Iterable[str] = ()) -> None:
+    def __init__(self, analytes: Iterable[str], dose_units: Iterable[str], state_codes: Iterable[str] = (),
+                 designations: Iterable[str] = ()) -> None:
         self.dose_units = frozenset(u.lower() for u in dose_units)
         names = sorted({a.lower() for a in analytes}, key=len, reverse=True)
         self.analytes = frozenset(names)
@@ -126,13 +131,18 @@ class ClinicalEvidence:
         self._value_first = re.compile(
             rf"(?i){_NOT_CONTINUED}{_VALUE}\s?%?\s?(?P<name>\L<names>)(?![^\W_])", names=names or ["\x00"]
         )
+        # "COVID-19", "Covid 19", "covid19": the parts of a designation, any of "-", " ", ".", "*" between
+        forms = sorted({r"[-\s.*]?".join(re.escape(p) for p in re.findall(r"[^\W_]+", d)) for d in designations
+                        if re.search(r"[^\W_]", d)}, key=len, reverse=True)
+        self._designations = re.compile(rf"(?i)(?<![^\W_])(?:{'|'.join(forms)})(?![^\W_])") if forms else None
 
     @classmethod
-    def from_files(cls, analytes: Path, dose_units: Path) -> ClinicalEvidence:
+    def from_files(cls, analytes: Path, dose_units: Path, designations: Path | None = None) -> ClinicalEvidence:
         import us  # the US state codes the dictionaries already use (places)
 
         states = [s.abbr for s in us.states.STATES_AND_TERRITORIES]
-        return cls(read_word_list(analytes), read_word_list(dose_units), states)
+        return cls(read_word_list(analytes), read_word_list(dose_units), states,
+                   read_word_list(designations) if designations is not None else ())
 
     def curated(self, lowered: str) -> bool:
         """Is the word on the project's own analyte or dose-unit list (not merely a pint unit)?"""
@@ -209,6 +219,9 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "timing"))
         for start, end in find_lot_codes(text):
             out.append(ClinicalSpan(start, end, "lot"))
+        if self._designations is not None:
+            for m in self._designations.finditer(text):
+                out.append(ClinicalSpan(m.start(), m.end(), "designation"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
 

@@ -159,7 +159,8 @@ class RuleDeidentifier:
             rules.context,
         )
         if clinical is None and rules.clinical is not None and rules.clinical.enabled:
-            clinical = ClinicalEvidence.from_files(rules.clinical.analytes, rules.clinical.dose_units)
+            clinical = ClinicalEvidence.from_files(rules.clinical.analytes, rules.clinical.dose_units,
+                                                   rules.clinical.designations)
         self.clinical = clinical
         self._letter_exceptions = frozenset(rules.single_letter_exceptions)
         # score by masking kind, looked up per masked token
@@ -278,8 +279,9 @@ class RuleDeidentifier:
         """Clinical evidence lifts shape-based masking (digit, single letter, unknown word). A word on a
         name or place list only when it is a curated analyte or unit ("Ca 8.9"), a unit as written
         ("5 MIN"), or written in lower case ("for 2 weeks", "rose to 2.1"): a capitalised "Weeks" or
-        "Rose" stays masked. A piece of a lot code is never a name ("Lot ED-1234"): it always wins."""
-        if reason is None or reason in ("digit", "single_letter", "unknown") or kind == "lot":
+        "Rose" stays masked. A piece of a lot code ("Lot ED-1234") or of a designation ("COVID-19") is never
+        a name: it always wins."""
+        if reason is None or reason in ("digit", "single_letter", "unknown") or kind in ("lot", "designation"):
             return True
         assert self.clinical is not None
         return reason == "unsafe_list" and (

@@ -13,7 +13,8 @@ from deid_core.rules.deidentifier import RuleDeidentifier
 @pytest.fixture(scope="module")
 def evidence(cfg: DeidConfig) -> ClinicalEvidence:
     assert cfg.rules.clinical is not None
-    return ClinicalEvidence.from_files(cfg.rules.clinical.analytes, cfg.rules.clinical.dose_units)
+    return ClinicalEvidence.from_files(cfg.rules.clinical.analytes, cfg.rules.clinical.dose_units,
+                                       cfg.rules.clinical.designations)
 
 
 def spans(evidence: ClinicalEvidence, text: str) -> set[tuple[str, str]]:
@@ -191,3 +192,21 @@ def test_lot_cues_are_fast_on_adversarial_input(evidence: ClinicalEvidence) -> N
     t0 = time.perf_counter()
     evidence.find(text)
     assert time.perf_counter() - t0 < 5.0
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("COVID-19 vaccine", "COVID-19"), ("had Covid 19 in May", "Covid 19"), ("covid19 PCR", "covid19"),
+    ("Moderna mRNA-1273 dose", "mRNA-1273"), ("BNT162b2", "BNT162b2"), ("SARS-CoV-2 antibody", "SARS-CoV-2"),
+    ("H1N1 flu", "H1N1"), ("CYP2D6 poor metaboliser", "CYP2D6"),
+])
+def test_designations(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "designation") in spans(evidence, text)
+
+
+def test_designations_are_safe_and_a_date_still_wins(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("COVID-19 vaccine mRNA-1273 on 3/19/21; COVID19x is no designation")
+    by_token = [(t.text, a.reasons[i], a.unsafe[i]) for i, t in enumerate(a.tokens)]
+    assert ("19", "clinical:designation", False) in by_token and ("1273", "clinical:designation", False) in by_token
+    # the "19" of the date stays a masked date token
+    assert ("19", "pattern:DATE", True) in by_token
+    assert all(r != "clinical:designation" for t, r, _ in by_token if t == "COVID19x")
