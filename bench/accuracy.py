@@ -78,18 +78,14 @@ def frontier(model_dir: Path | None, plot: Path | None) -> list[dict]:
     """Per-reason thresholds chosen on dev for each target, applied to test (never chosen on test)."""
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.reason_search import masked_by
-    from deid_core.training.scoring import collect_scores, tune_by_reason
+    from deid_core.training.scoring import collect_scores, tune_by_reason, tuning_documents
 
     cfg = load_config()
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)
-    tuning = read_jsonl(require(PHYSIONET / "dev.jsonl"))
     tcfg = cfg.deep.training
-    if tcfg.tuning_standoff and tcfg.shared_data is not None:  # the same tuning set as `make train`
-        from deid_core.corpus.standoff import read_standoff
-
-        for path in tcfg.tuning_standoff:
-            tuning.extend(read_standoff(require(path), tcfg.shared_data))
+    # the same tuning set as `make train`
+    tuning, _ = tuning_documents(tcfg, read_jsonl(require(PHYSIONET / "dev.jsonl")), "dev.jsonl")
     dev = collect_scores(det.inner, tuning, never)  # type: ignore[arg-type]
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),

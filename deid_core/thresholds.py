@@ -22,6 +22,19 @@ MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit",
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
 
 
+def reason_family(reason: str, rules_unsafe: bool) -> str:
+    """The family a token's threshold is looked up by ("pattern" for "pattern:DATE").
+
+    One definition for the combiner at run time and the threshold search, so
+    a threshold is applied to exactly the tokens it was tuned on. A reason
+    outside the known families counts as "unknown" (masked) or "safe".
+    """
+    family = reason.split(":", 1)[0]
+    if rules_unsafe:
+        return family if family in MASKED_REASONS else "unknown"
+    return family if family in SAFE_REASONS else "safe"
+
+
 class Thresholds(BaseModel):
     """P(safe) must exceed `low` to release a token the rules call safe, `high` for one they masked.
 
@@ -57,10 +70,12 @@ class Thresholds(BaseModel):
         """The threshold each token's P(safe) must exceed: its reason's, else `high` (masked) or `low` (safe)."""
         out = np.where(rules_unsafe, self.high, self.low).astype(float)
         if self.by_reason:
-            # one lookup per distinct reason, not per token: a report repeats a handful of reasons
-            family = {r: self.by_reason.get(r.split(":", 1)[0]) for r in set(reasons)}
-            for i, reason in enumerate(reasons):
-                t = family[reason]
+            # one lookup per distinct (reason, verdict), not per token: a report repeats a handful
+            unsafe = np.asarray(rules_unsafe, dtype=bool)
+            keys = list(zip(reasons, unsafe.tolist(), strict=True))
+            family = {k: self.by_reason.get(reason_family(*k)) for k in set(keys)}
+            for i, key in enumerate(keys):
+                t = family[key]
                 if t is not None:
                     out[i] = t
         return out

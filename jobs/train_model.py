@@ -330,13 +330,9 @@ def train_model(
     )
     manifest.write(out)
     if dev_docs:
-        tuning_docs, tuning_name = list(dev_docs), dev_path.name if dev_path else "dev"
-        if tcfg.tuning_standoff and tcfg.shared_data is not None:
-            from deid_core.corpus.standoff import read_standoff
+        from deid_core.training.scoring import tuning_documents
 
-            for path in tcfg.tuning_standoff:
-                tuning_docs.extend(read_standoff(path, tcfg.shared_data))
-                tuning_name += f"+{path.parent.name}/{path.name}"
+        tuning_docs, tuning_name = tuning_documents(tcfg, dev_docs, dev_path.name if dev_path else "dev")
         manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target_recall)
     say(f"model {manifest.model_version} -> {out}")
     return manifest

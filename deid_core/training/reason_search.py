@@ -30,18 +30,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from deid_core.thresholds import MASKED_REASONS, SAFE_REASONS
+from deid_core.thresholds import reason_family
+
+__all__ = ["reason_family", "search", "cross_validate", "masked_by"]
 
 #: candidates per family; quantiles of its non-PHI P(safe) when it has more
 MAX_CANDIDATES = 400
-
-
-def reason_family(reason: str, rules_unsafe: bool) -> str:
-    """The family a token's threshold is looked up by ("pattern" for "pattern:DATE")."""
-    family = reason.split(":", 1)[0]
-    if rules_unsafe:
-        return family if family in MASKED_REASONS else "unknown"
-    return family if family in SAFE_REASONS else "safe"
 
 
 @dataclass(frozen=True)
@@ -255,7 +249,7 @@ def masked_by(thresholds: dict[str, float], families: Sequence[str], never_relea
     for name, t in thresholds.items():
         thr[fam == name] = t
     p = np.nan_to_num(np.asarray(p_safe, dtype=np.float64), nan=0.0)
-    return np.asarray(never_release, dtype=bool) | (p <= thr) | ~np.isin(fam, list(thresholds))
+    return np.asarray(never_release, dtype=bool) | (p <= thr)  # p <= 1.0 always: unnamed families masked
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from deid_core.config import TrainingConfig
 from deid_core.corpus.document import Document
 from deid_core.detectors import NetworkDetector
 from deid_core.hybrid.combiner import NeverRelease, group_min
@@ -62,6 +63,22 @@ def tune(
         kwargs = {"title": title} if title else {}
         plot_precision_recall(result, best, plot_path, target_recall=target_recall, **kwargs)
     return best, result
+
+
+def tuning_documents(tcfg: TrainingConfig, dev_docs: Sequence[Document], dev_name: str) -> tuple[list[Document], str]:
+    """The threshold-search set: the dev corpus plus the configured stand-off sets, and its name.
+
+    One place, so `make train`, `bench/accuracy.py --frontier` and anyone
+    else tune on the same documents.
+    """
+    docs, name = list(dev_docs), dev_name
+    if tcfg.tuning_standoff and tcfg.shared_data is not None:
+        from deid_core.corpus.standoff import read_standoff
+
+        for path in tcfg.tuning_standoff:
+            docs.extend(read_standoff(path, tcfg.shared_data))
+            name += f"+{path.parent.name}/{path.name}"
+    return docs, name
 
 
 def tune_by_reason(

@@ -180,3 +180,14 @@ def test_an_initial_and_its_surname_are_one_group(rules) -> None:  # type: ignor
     # a lower-case letter or a safe word after it is not a name
     a = rules.analyse("pt on 2 L NC, s/p fall")
     assert all(g < 0 for tok, g in zip(a.tokens, a.groups) if tok.text == "L")
+
+
+def test_run_time_families_are_the_search_families() -> None:
+    """The combiner looks thresholds up by the same family the search tuned them for."""
+    from deid_core.thresholds import reason_family
+
+    t = Thresholds(0.5, 0.9, by_reason={"unknown": 0.2, "drug": 0.1, "safe": 0.6})
+    reasons = ["odd-masked-reason", "drug", "odd-safe-reason", "pattern:DATE"]
+    unsafe = np.array([True, False, False, True])
+    assert t.per_token(unsafe, reasons).tolist() == [0.2, 0.1, 0.6, 0.9]
+    assert [reason_family(r, bool(u)) for r, u in zip(reasons, unsafe)] == ["unknown", "drug", "safe", "pattern"]
