@@ -101,6 +101,8 @@ class ClinicalConfig(_Strict):
     dose_units: Path
     #: product and disease designations with digits ("COVID-19", "mRNA-1273", "H1N1")
     designations: Path | None = None
+    #: clinical shorthand with a slash ("s/p", "c/o", "w/", "d/t"): its letters are no initials
+    shorthand: Path | None = None
 
 
 class RulesConfig(_Strict):

@@ -15,20 +15,27 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-#: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":")
-MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown")
+#: pattern detectors whose matches form a family of their own: a date, an age, a phone number and an ID
+#: are not equally often right (a ventilator setting "10/5" reads as a date, an age under 90 is no PHI)
+PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHONE", "pattern:ID")
+#: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
+#: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
+MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
+                                   *PATTERN_FAMILIES)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, or clinical-value
 #: evidence ("40 mg")
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
-    """The family a token's threshold is looked up by ("pattern" for "pattern:DATE").
+    """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL").
 
     One definition for the combiner at run time and the threshold search, so
     a threshold is applied to exactly the tokens it was tuned on. A reason
     outside the known families counts as "unknown" (masked) or "safe".
     """
+    if rules_unsafe and reason in PATTERN_FAMILIES:
+        return reason
     family = reason.split(":", 1)[0]
     if rules_unsafe:
         return family if family in MASKED_REASONS else "unknown"
@@ -73,12 +80,19 @@ class Thresholds(BaseModel):
             # one lookup per distinct (reason, verdict), not per token: a report repeats a handful
             unsafe = np.asarray(rules_unsafe, dtype=bool)
             keys = list(zip(reasons, unsafe.tolist(), strict=True))
-            family = {k: self.by_reason.get(reason_family(*k)) for k in set(keys)}
+            family = {k: self._lookup(reason_family(*k)) for k in set(keys)}
             for i, key in enumerate(keys):
                 t = family[key]
                 if t is not None:
                     out[i] = t
         return out
+
+    def _lookup(self, family: str) -> float | None:
+        """A family's threshold; a pattern kind without its own (a manifest tuned before the split) uses "pattern"'s."""
+        t = self.by_reason.get(family)
+        if t is None and family in PATTERN_FAMILIES:
+            t = self.by_reason.get("pattern")
+        return t
 
     def __init__(self, low: float, high: float, **provenance: Any) -> None:
         """`Thresholds(0.9, 0.95)` reads like the pair it is; provenance goes by keyword."""

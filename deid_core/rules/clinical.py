@@ -21,7 +21,17 @@ Kinds of evidence:
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
   (`rules.clinical.analytes`).
 * ``timing``: a dosing frequency or schedule ("q6h", "x2", "day 5",
-  "week 2", "cycle 3").
+  "week 2", "cycle 3", "2nd dose", "3rd day"), a dosing frequency
+  ("once daily", "per day", "BID", "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
+  "@ 0300", "1130 am") or a nursing shift ("7a-7p"). A time of day is no
+  identifier (Safe Harbor lists the elements of dates, not hours), and it
+  carries the time to onset of a reaction within a day ("vaccinated at
+  10:30, hives at 10:45"). A four-digit time needs a cue before it ("at",
+  "@", "until") and valid hours and minutes; a year in that place
+  ("since 2010") is claimed by the date detector first.
+* ``score``: a pain or severity score out of ten after its word ("pain
+  8/10", "pain score of 7/10"), or written out ("2 out of 10"); alone,
+  "8/10" may be a date and stays masked.
 * ``lot``: the product's lot or batch code after a "lot"/"batch" cue ("Lot
   EL1442", "lot # EK9231", "Lot number: 030M20A", "batch no. AB12-34"),
   found by `rules.patterns.find_lot_codes`; the cue itself is an ordinary
@@ -33,6 +43,10 @@ Kinds of evidence:
   (`rules.clinical.designations`); without it the "19" of every "COVID-19"
   is a masked number.
   "a lot", "a lot of" and "lots of" are no cue.
+* ``shorthand``: clinical shorthand written with a slash ("s/p", "c/o",
+  "w/", "d/t", "S/O:"), from a word list (`rules.clinical.shorthand`); its
+  single letters are no initials. A slashed pair of letters not on the list
+  ("J/S") is left to the inverse rule.
 
 Every expression is taken whole or not at all: if a PHI detector claims any
 of its tokens ("Towson, MD 21204"), none of them is called safe. A ZIP-shaped
@@ -66,7 +80,7 @@ _NOT_UNITS = frozenset(
 )
 _NUMBER = r"\d+(?:[.,]\d+)?"
 #: a number, a range ("5-10", "2 to 3") or a number with an exponent ("12.5x10^9", "3 x 10⁹")
-_VALUE = rf"(?:{_NUMBER}(?:\s?(?:-|–|to)\s?{_NUMBER})?(?:\s?[x×*]\s?10\s?(?:\^|\*\*)?\s?[-−]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?)"
+_VALUE = rf"(?:{_NUMBER}(?:\s?(?:-|–|(?i:to))\s?{_NUMBER})?(?:\s?[x×*]\s?10\s?(?:\^|\*\*)?\s?[-−]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?)"
 #: one unit word ("mg", "µmol", "°C", "%"), optionally with an exponent digit ("mm3")
 _UNIT_WORD = r"(?:%|°\s?[CF]?|[^\W\d_]+(?:[23])?)"
 _UNIT_EXPR = rf"{_UNIT_WORD}(?:\s?/\s?(?:{_NUMBER}\s?)?{_UNIT_WORD})*"
@@ -77,14 +91,49 @@ _NOT_CONTINUED = r"(?<![\w.])(?<!\d\s?[/-]\s?)"
 _QUANTITY = re.compile(rf"{_NOT_CONTINUED}{_VALUE}(?:\s|-)?(?P<unit>/?\s?{_UNIT_EXPR})(?![^\W_])")
 _TIMING = re.compile(
     r"(?i)(?<![\w.])(?<!\d\s?[/-]\s?)(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
-    r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b)"
+    r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b"
+    # "2nd dose", "3rd day", "1st cycle": the count of a dose or a day, not a date
+    r"|\d{1,2}(?:st|nd|rd|th)[\s-]?(?:doses?|dosing|boosters?|shots?|injections?|infusions?|vaccinations?"
+    r"|cycles?|courses?|lines?|days?|weeks?|months?|trimester|sessions?|visits?|hours?|episodes?|attempts?)\b)"
+)
+#: a clock time or a nursing shift; a four-digit 24-hour time only after a cue (see the module's docstring)
+_CLOCK = re.compile(
+    r"(?i)(?<![\w.:/-])(?:"
+    r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?(?:am|pm|a\.m\.|p\.m\.|hrs?|h)(?![^\W_]))?"
+    r"|(?:1[0-2]|0?[1-9])(?:[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.)(?![^\W_])"
+    r"|(?:1[0-2]|0?[1-9])\s?[ap]\s?-\s?(?:1[0-2]|0?[1-9])\s?[ap](?![^\W_])"
+    r"|(?<=(?:\b(?:at|by|until|till|since|around|approx|before|after|from|starting|started|stopped)|@|~)\s?)"
+    r"(?:[01]\d|2[0-3])[0-5]\d(?:\s?(?:hrs?|h)(?![^\W_]))?(?![^\W_]|[.,:/-]\d)"
+    r")(?![:/]\d)"
+)
+#: a dosing frequency ("once daily", "per day", "twice a week", "QD", "BID", "at night", "every 8 hours")
+_FREQUENCY = re.compile(
+    r"(?i)(?<![^\W_])(?:"
+    r"(?:once|twice|thrice|(?:three|four|\d+)\s?(?:x|times))(?:\s+(?:a|per|each|every))?\s+(?:day|week|month|hour|night)"
+    r"|(?:once|twice|thrice)\s+(?:daily|weekly|monthly|nightly)"
+    r"|(?:per|a|each)\s+(?:day|week|month|hour|night|dose)|daily|weekly|monthly|nightly"
+    r"|at\s+(?:night|bedtime)|every\s+(?:other\s+day|morning|evening|night|\d+(?:-\d+)?\s+(?:hours?|days?|weeks?|months?))"
+    r"|q\.?d\.?|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?i\.?d\.?|qhs|qam|qpm|qod|prn|bd|tds|qds"
+    r")(?![^\W_])"
+)
+#: a pain or severity score out of ten, after its word: never read as the date "8/10" on its own
+_SCORE = re.compile(
+    r"(?i)\b(?:pain|score|severity|rated|rates|rating)(?:\s+(?:score|scale|level|rating|severity))?"
+    r"(?:\s*[:=]\s*|(?:\s+(?:of|was|is|at|now|as|to|from|a|an))+\s+|\s+)"
+    r"(?P<value>(?:10|\d)(?:\.\d)?\s?/\s?10)(?![\w/]|\.\d)"
+    # "2 out of 10" reads as no date: a score wherever it stands
+    r"|(?i)(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
-_LINK = (r"(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
+_LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
          r"|decreased to|now|down to|up to|in the|high|low)\s+|\s+)")
-#: an analyte's value: a number, a ratio ("120/80"), a multiple of a limit ("3x ULN"), with optional unit
+#: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s")
+_SERIES_NUMBER = rf"(?:\d+0'?s|{_NUMBER}|\.\d+)"
+_SERIES_PART = rf"(?:{_SERIES_NUMBER}(?:\s?(?:-|–)\s?{_SERIES_NUMBER})?)"
+#: an analyte's value: a number, a ratio or series ("120/80", "100-120/50-60s", "7.38/47/72"),
+#: a multiple of a limit ("3x ULN"), with optional unit
 _ANALYTE_VALUE = (
-    rf"[<>≤≥~^]?\s?(?:\d0'?s|{_VALUE}(?:\s?/\s?(?:{_NUMBER}|\.\d+))*|\.\d+)"
+    rf"[<>≤≥~^]?\s?(?:{_VALUE}|{_SERIES_PART})(?:\s?/\s?{_SERIES_PART})*"
     rf"(?:\s?(?:[x×]|times)\s?(?:ULN|LLN|normal)\b|\s?%|\s?(?:{_UNIT_EXPR}))?"
 )
 _AFTER_ANALYTE = re.compile(rf"(?i){_LINK}(?P<value>{_ANALYTE_VALUE})(?![^\W_])")
@@ -93,13 +142,15 @@ _LIMIT = re.compile(r"(?i)ULN|LLN|normal")
 _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
 #: a value that could be read as a date ("8/14", "3-12-07", "2014"): never trusted as a lab value
 _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?<![\d.])(?:19|20)\d{2}(?![\d.])")
+#: letters joined by slashes, as clinical shorthand is written ("s/p", "w/", "w/o", "n/v/d")
+_SLASHED = re.compile(r"(?<![^\W\d_]|/)[^\W\d_]{1,2}(?:/[^\W\d_]{1,2})*/(?:[^\W\d_]{1,2}(?![^\W\d_]|/)|(?![^\W\d_]|/))")
 #: a ZIP code's shape: never a lab value after a word that is also a US state code ("CA 90210")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 
 
 @dataclass(frozen=True)
 class ClinicalSpan:
-    """A character span of a clinical expression and its kind (quantity, analyte, timing, lot)."""
+    """A character span of a clinical expression and its kind (quantity, analyte, timing, score, lot, designation)."""
 
     start: int
     end: int
@@ -110,7 +161,7 @@ class ClinicalEvidence:
     """Finds clinical-value expressions in a text; built once from word lists."""
 
     def __init__(self, analytes: Iterable[str], dose_units: Iterable[str], state_codes: Iterable[str] = (),
-                 designations: Iterable[str] = ()) -> None:
+                 designations: Iterable[str] = (), shorthand: Iterable[str] = ()) -> None:
         self.dose_units = frozenset(u.lower() for u in dose_units)
         names = sorted({a.lower() for a in analytes}, key=len, reverse=True)
         self.analytes = frozenset(names)
@@ -135,14 +186,17 @@ class ClinicalEvidence:
         forms = sorted({r"[-\s.*]?".join(re.escape(p) for p in re.findall(r"[^\W_]+", d)) for d in designations
                         if re.search(r"[^\W_]", d)}, key=len, reverse=True)
         self._designations = re.compile(rf"(?i)(?<![^\W_])(?:{'|'.join(forms)})(?![^\W_])") if forms else None
+        self.shorthand = frozenset(w.lower() for w in shorthand if "/" in w)
 
     @classmethod
-    def from_files(cls, analytes: Path, dose_units: Path, designations: Path | None = None) -> ClinicalEvidence:
+    def from_files(cls, analytes: Path, dose_units: Path, designations: Path | None = None,
+                   shorthand: Path | None = None) -> ClinicalEvidence:
         import us  # the US state codes the dictionaries already use (places)
 
         states = [s.abbr for s in us.states.STATES_AND_TERRITORIES]
         return cls(read_word_list(analytes), read_word_list(dose_units), states,
-                   read_word_list(designations) if designations is not None else ())
+                   read_word_list(designations) if designations is not None else (),
+                   read_word_list(shorthand) if shorthand is not None else ())
 
     def curated(self, lowered: str) -> bool:
         """Is the word on the project's own analyte or dose-unit list (not merely a pint unit)?"""
@@ -217,11 +271,21 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         for m in _TIMING.finditer(text):
             out.append(ClinicalSpan(m.start(), m.end(), "timing"))
+        for m in _FREQUENCY.finditer(text):
+            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
+        for m in _CLOCK.finditer(text):
+            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
+        for m in _SCORE.finditer(text):
+            out.append(ClinicalSpan(m.start(), m.end(), "score"))
         for start, end in find_lot_codes(text):
             out.append(ClinicalSpan(start, end, "lot"))
         if self._designations is not None:
             for m in self._designations.finditer(text):
                 out.append(ClinicalSpan(m.start(), m.end(), "designation"))
+        if self.shorthand and "/" in text:
+            for m in _SLASHED.finditer(text):
+                if m.group().lower() in self.shorthand:
+                    out.append(ClinicalSpan(m.start(), m.end(), "shorthand"))
         out.sort(key=lambda s: (s.start, s.end))
         return out
 

@@ -128,14 +128,16 @@ class ContextDetector:
         for i, tok in enumerate(tokens):
             if tok.lower not in self.lex.salutations or i + 1 >= n:
                 continue
-            if not _joined(tok, tokens[i + 1], text):
-                continue
+            if not _joined(tok, tokens[i + 1], text) or "-" in text[tok.end:tokens[i + 1].start]:
+                continue  # "MS- alert", "SR-": a section header (mental status, sinus rhythm), no title
+            if text[max(0, tok.start - 3):tok.start].rstrip()[-1:].isdigit():
+                continue  # "QTc 591 ms. Oxcarbazepine": a unit after its number, no title
             taken = 0
             j = i + 1
             while j < n:
                 cand = tokens[j]
-                if cand.lower in self.lex.salutations:
-                    break
+                if cand.lower in self.lex.salutations or any(ch.isdigit() for ch in cand.text):
+                    break  # "SR 50-60s": a name has no digits
                 if not (len(cand.text) == 1 and cand.text.isalpha()):  # initials always join
                     # a stopword ends the name, unless capitals show it is one ("Dr Will Cole")
                     if taken == 2 or (flags[j] & Bits.STOPWORD and not (informative and _capitalised(cand))):

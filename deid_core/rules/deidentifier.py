@@ -129,6 +129,12 @@ def _group_initials(text: str, tokens: Sequence[Token], unsafe: list[bool], reas
     return next_group
 
 
+def _is_possessive(text: str, tok: Token) -> bool:
+    """The "s" of "pt's", "father's", "Smith's": a possessive ending, no initial (the word before it is judged alone)."""
+    return (tok.text in ("s", "S") and tok.start >= 2 and text[tok.start - 1] in "'’"
+            and text[tok.start - 2].isalnum())
+
+
 def _is_article(text: str, tokens: Sequence[Token], i: int) -> bool:
     """A capital "A" used as the article ("A 45-year-old", "A patient"), not an initial ("A. Smith", "A Smith")."""
     if tokens[i].text != "A" or i + 1 >= len(tokens):
@@ -160,7 +166,7 @@ class RuleDeidentifier:
         )
         if clinical is None and rules.clinical is not None and rules.clinical.enabled:
             clinical = ClinicalEvidence.from_files(rules.clinical.analytes, rules.clinical.dose_units,
-                                                   rules.clinical.designations)
+                                                   rules.clinical.designations, rules.clinical.shorthand)
         self.clinical = clinical
         self._letter_exceptions = frozenset(rules.single_letter_exceptions)
         # score by masking kind, looked up per masked token
@@ -226,7 +232,7 @@ class RuleDeidentifier:
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
                 reason = "digit"
             elif (len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions
-                  and not _is_article(text, tokens, i)):
+                  and not _is_article(text, tokens, i) and not _is_possessive(text, tok)):
                 reason = "single_letter"
             elif not f & _SAFE:
                 reason = "unknown"

@@ -190,4 +190,14 @@ def test_run_time_families_are_the_search_families() -> None:
     reasons = ["odd-masked-reason", "drug", "odd-safe-reason", "pattern:DATE"]
     unsafe = np.array([True, False, False, True])
     assert t.per_token(unsafe, reasons).tolist() == [0.2, 0.1, 0.6, 0.9]
-    assert [reason_family(r, bool(u)) for r, u in zip(reasons, unsafe)] == ["unknown", "drug", "safe", "pattern"]
+    assert [reason_family(r, bool(u)) for r, u in zip(reasons, unsafe)] == ["unknown", "drug", "safe", "pattern:DATE"]
+
+
+def test_pattern_kinds_have_their_own_threshold_and_fall_back_to_the_pattern_one() -> None:
+    reasons = ["pattern:DATE", "pattern:AGE", "pattern:EMAIL"]
+    unsafe = np.array([True, True, True])
+    split = Thresholds(0.5, 0.9, by_reason={"pattern:DATE": 0.99, "pattern:AGE": 0.4, "pattern": 0.999})
+    assert split.per_token(unsafe, reasons).tolist() == [0.99, 0.4, 0.999]
+    # a manifest tuned before the split has one "pattern" threshold for every kind
+    old = Thresholds(0.5, 0.9, by_reason={"pattern": 0.999})
+    assert old.per_token(unsafe, reasons).tolist() == [0.999, 0.999, 0.999]

@@ -14,7 +14,7 @@ from deid_core.rules.deidentifier import RuleDeidentifier
 def evidence(cfg: DeidConfig) -> ClinicalEvidence:
     assert cfg.rules.clinical is not None
     return ClinicalEvidence.from_files(cfg.rules.clinical.analytes, cfg.rules.clinical.dose_units,
-                                       cfg.rules.clinical.designations)
+                                       cfg.rules.clinical.designations, cfg.rules.clinical.shorthand)
 
 
 def spans(evidence: ClinicalEvidence, text: str) -> set[tuple[str, str]]:
@@ -36,7 +36,9 @@ def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expec
     assert (expected, "analyte") in spans(evidence, text)
 
 
-@pytest.mark.parametrize("text", ["q6h", "q 4-6 hours", "x2", "day 5", "cycle 3", "3x"])
+@pytest.mark.parametrize("text", ["q6h", "q 4-6 hours", "x2", "day 5", "cycle 3", "3x", "2nd dose", "3rd day",
+                                  "10:30", "3:10 AM", "1130 am", "7a-7p", "3 pm", "once daily", "per day", "QD",
+                                  "twice a week", "at night", "every 8 hours", "b.i.d."])
 def test_timings(evidence: ClinicalEvidence, text: str) -> None:
     assert (text, "timing") in spans(evidence, text)
 
@@ -45,6 +47,66 @@ def test_timings(evidence: ClinicalEvidence, text: str) -> None:
                                   "called 555-1234", "Smith 42", "Weeks 3"])
 def test_no_evidence_where_there_is_no_measurement(evidence: ClinicalEvidence, text: str) -> None:
     assert spans(evidence, text) == set()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("extubated at 1850 on 40%", "1850"), ("labs @ 0300", "0300"), ("stopped at 2130 hrs", "2130 hrs"),
+])
+def test_four_digit_times_after_a_cue(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "timing") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["code 1850 on file", "at 2460 units", "at 1875", "ref 0300"])
+def test_four_digits_without_a_cue_or_a_valid_time_are_no_time(evidence: ClinicalEvidence, text: str) -> None:
+    assert not any(kind == "timing" for _, kind in spans(evidence, text))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("BP 100-120/50-60s", "BP 100-120/50-60s"), ("SBP 90-160s", "SBP 90-160s"), ("abg 7.38/47/72", "abg 7.38/47/72"),
+    ("K+ 3.7", "K+ 3.7"), ("FROM 12 TO 24MCG", None),
+])
+def test_vital_sign_series(evidence: ClinicalEvidence, text: str, expected: str | None) -> None:
+    if expected is None:  # an upper-case range before a unit is a quantity
+        assert (text.split(" ", 1)[1], "quantity") in spans(evidence, text)
+    else:
+        assert (expected, "analyte") in spans(evidence, text)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("CONTINUES TO C/O PAIN 8/10.", "PAIN 8/10"), ("pain score of 7/10", "pain score of 7/10"),
+])
+def test_pain_scores(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "score") in spans(evidence, text)
+
+
+def test_a_score_shape_without_its_word_may_be_a_date(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "seen 8/10 again, pain 8/10/2020")
+    assert v["8"][0] is True and v["10"][0] is True
+
+
+@pytest.mark.parametrize(("text", "letters"), [
+    ("S/O: remains intubated", ["S", "O"]), ("spoke w/ MD", ["w"]), ("d/t allergies", ["d", "t"]),
+    ("98 s/p hip fx", ["s", "p"]), ("CONTINUES TO C/O PAIN", ["C", "O"]),
+])
+def test_slashed_shorthand_letters_are_no_initials(rules: RuleDeidentifier, text: str, letters: list[str]) -> None:
+    a = rules.analyse(text)
+    for i, t in enumerate(a.tokens):
+        if t.text in letters:
+            assert (a.unsafe[i], a.reasons[i]) == (False, "clinical:shorthand"), t.text
+
+
+def test_slashed_initials_and_possessive_names(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("J/S seen. The pt's dtr and Smith's son")
+    by = [(t.text, a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens)]
+    assert ("J", True, "single_letter") in by and ("S", True, "single_letter") in by
+    assert [u for t, u, _ in by if t == "s"] == [False, False]  # the possessive ending is no initial
+    assert ("Smith", True, "unsafe_list") in by  # the name itself is judged alone
+
+
+def test_clock_times_do_not_override_an_address_or_a_year(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "lives at 1850 Main Street since 2010")
+    assert v["1850"][0] is True and v["1850"][1].startswith("context:")
+    assert v["2010"] == (True, "pattern:DATE")
 
 
 def test_function_words_pint_accepts_are_not_units(evidence: ClinicalEvidence) -> None:

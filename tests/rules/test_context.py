@@ -81,3 +81,10 @@ def test_institution_word_after_a_first_name_is_no_surname(rules: RuleDeidentifi
     found = hits(rules, "seen at St. Agnes Hospital, Baltimore")
     assert found.get("Agnes") in {"institution", "saint_name"}
     assert found.get("Hospital") != "name_sequence"
+
+
+@pytest.mark.parametrize("text", ["CARDIAC: SB/SR 50-60s w/ occ PVCs.", "MS- PT SEDATE ON 5 ATIVAN.",
+                                  "MS-ALERT AND ORIENTED", "QTc 591 ms. Oxcarbazepine was stopped."])
+def test_a_title_word_as_a_section_header_or_before_a_number_is_no_name(rules: RuleDeidentifier, text: str) -> None:
+    # "SR" is sinus rhythm before its rate, "MS-" the mental-status header, "591 ms." a unit: no name follows
+    assert "titled_name" not in hits(rules, text).values()

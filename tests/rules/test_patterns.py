@@ -104,6 +104,8 @@ AGES = [
     "[[67]]F with chest pain.",
     "[[67]]yo F with chest pain.",
     "[[67]] year old female with chest pain.",
+    "Objective data:  [[98]] s/p left hip fx.",
+    "[[72]] h/o CHF, admitted.",
     "Reported in a [[87]]-year-old.",
     "A [[sixty-seven]]-year-old man.",
     "She is [[twenty one]] years old.",
@@ -229,6 +231,9 @@ LOTS = [
     "Lot [[1805018]] (Janssen).",
     "LOT [[025L20A]] ON FILE.",
     "Lot numbers: [[EN6201]], [[EL3248]] and [[FA7485]].",
+    "The lot number was reported as [[1R424B]].",
+    "The lot number of dofetilide was [[DL90623]].",
+    "LOT NUMBER OF MAPROTILINE WAS [[YP27184]].",
 ]
 
 
@@ -323,6 +328,12 @@ CLINICAL = [
     "Smoked for 5 yrs, stopped 2 years ago.",
     "A 14 F foley catheter was placed.",
     "Item no. 5 and #3 of the list.",
+    # vital-sign and ventilator series: short numbers joined by - / x, no serial of four digits
+    "Recent vitals: BP 88-130/50-60s HR 60s.",
+    "Vent AC 700x12x1, then 700X10.",
+    "Drip at 100-200cc/hr, LAST ABG-119/36/7.47/27/2.",
+    "On bi-pap 10/5 overnight, PSV 13/10 today.",
+    "POD 3 s/p CABG, day 12 s/p fall.",
 ]
 
 

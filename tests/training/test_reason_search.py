@@ -93,7 +93,8 @@ def test_nan_probability_is_masked_and_families_map_reasons() -> None:
     res = search(gold, np.array(["digit", "digit"], dtype=object), np.zeros(2, bool), np.array([np.nan, 0.9]))
     pt = res.best_at_recall(1.0)
     assert pt is not None and pt.missed == 0 and pt.masked == 1
-    assert reason_family("pattern:DATE", True) == "pattern"
+    assert reason_family("pattern:DATE", True) == "pattern:DATE"
+    assert reason_family("pattern:EMAIL", True) == "pattern"
     assert reason_family("clinical:quantity", False) == "clinical"
     assert reason_family("weird", True) == "unknown" and reason_family("weird", False) == "safe"
 

@@ -1,4 +1,4 @@
-"""AGE detection: "45 y.o.", "aged 32", "in her 80s", "67M", infant ages in months, weeks, days.
+"""AGE detection: "45 y.o.", "aged 32", "in her 80s", "67M", "98 s/p", infant ages in months, weeks, days.
 
 Why this module exists: an age is a quasi-identifier (ages over 89 are PHI
 under HIPAA Safe Harbor, and every age narrows down a patient), and it hides
@@ -91,6 +91,12 @@ _AGE_SEX_RES: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![\w.,/-])(?P<num>\d{1,3})\s?M(?![\w/])"),
     re.compile(r"(?<![\w.,/-])(?P<num>\d{1,3})\s?F(?![\w/])"),
 )
+# "98 s/p left hip fx", "72 h/o CHF": a nursing note opens with the age, then "status post" or
+# "history of"; not "day 3 s/p", "POD 2 s/p", "bed 12 s/p"
+_AGE_HISTORY_RE = re.compile(r"(?<![\w.,/-])(?P<num>\d{2,3})\s+(?i:s/p|h/o)(?![^\W\d_])")
+_COUNT_BEFORE_RE = re.compile(
+    r"\b(?:day|pod|hd|week|wk|month|year|cycle|dose|bed|room|no|number|x)\s*[#.:]?\s*$|[#x×]\s*$", re.IGNORECASE
+)
 _TEMPERATURE_BEFORE_RE = re.compile(r"(?:\btemp\w*|\bt|°)\s*[:=]?\s*$", re.IGNORECASE)
 _CATHETER_AFTER_RE = re.compile(r"\s*(?:foley|catheter|cath|fr|french)\b", re.IGNORECASE)
 _LEADING_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
@@ -145,6 +151,10 @@ def find_ages(text: str) -> list[PatternMatch]:
     if any(g in low for g in _DECADE_GATES):
         for m in _AGE_DECADE_RE.finditer(text):
             out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_decade"))
+    if "/" in text:
+        for m in _AGE_HISTORY_RE.finditer(text):
+            if 18 <= int(m.group("num")) <= 125 and not _preceded_by(text, m.start(), _COUNT_BEFORE_RE, 12):
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_history"))
     for rx in _AGE_SEX_RES:
         for m in rx.finditer(text):
             if not 1 <= int(m.group("num")) <= 120:

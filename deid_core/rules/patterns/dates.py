@@ -86,7 +86,10 @@ _DATE_MONTH_DAY_RE = re.compile(r"(?<![\w.,/:])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![
 _VALUE_BEFORE_RE = re.compile(
     r"(?:\b(?:n?i?bp|b/p|abp|blood\s+pressure|pressures?|strength|power|motor|muscles?|scored?|"
     r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
-    r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x)|[x×*=])\s*[:=]?\s*(?:of\s+)?$",
+    r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x|"
+    # ventilator and non-invasive ventilation settings: "bipap 10/5", "PSV 13/10", "settings 15/5"
+    r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|settings?|"
+    r"flow-?by)|[x×*=])\s*[:=]?\s*(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(

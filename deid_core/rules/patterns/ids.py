@@ -3,8 +3,12 @@
 Why this module exists: record numbers, case and report numbers, SSNs and
 company report IDs ("US-PFIZER-2014-123456") have no common format. What
 marks them is a keyword before them ("MRN", "case no.") or a shape no
-clinical value has (five or more digits mixed with letters, six or more
-digits in a row). Doses with a unit code ("5000000IU") and yyyymmdd dates
+clinical value has (five or more digits mixed with letters, among them a
+serial of four or more digits in a row; six or more digits in a row). A
+series of short numbers joined by "-", "/" or "x" is how nursing notes and
+narratives write vital signs, ventilator settings and rates ("BP
+88-130/50-60s", "AC 700x12", "100-200cc/hr", "ABG-90/30/7"): five digits
+and a letter, but no serial, so no ID. Doses with a unit code ("5000000IU") and yyyymmdd dates
 are left out here; the combining detector lets a keyword-introduced code win
 over a DATE, PHONE or AGE reading of the same characters ("MRN 20140112").
 
@@ -50,13 +54,17 @@ _ID_PREFIX_BEFORE_RE = re.compile(
     re.IGNORECASE,
 )
 # Lot and batch numbers: "Lot EL1442", "lot # EK9231", "Lot number: 030M20A", "Lot#:039K20A",
-# "batch no. AB12-34", "lot was EK9231"; a list goes on with codes of 4 to 12 characters that have
+# "batch no. AB12-34", "lot was EK9231", "the lot number was reported as 1R424B", "the lot number
+# of dofetilide was DL90623"; a list goes on with codes of 4 to 12 characters that have
 # a letter and a digit ("Lot numbers: EN6201, EL3248"; not "Lot EL1442, US-PFIZER-2014-123456").
 # Never "a lot", "lots of", "lotion", "batches".
 _LOT_CUE_RE = re.compile(
     r"(?i)(?<![^\W_])(?:lot|batch)(?![^\W_])"
     r"(?P<qual>(?:\s*(?:#|n[or]\b\.?|n°|num\b\.?|numbers?\b|id\b|code\b))*)"
-    r"(?P<sep>\s*(?:[:=#]|-(?=\s)|\b(?:is|was|were)\b))?\s*"
+    # "lot number of Tranylcypromine was HK62198": the product of up to three words before the verb
+    r"(?:\s+of\s+[^\W\d_][\w-]*(?:\s+[^\W\d_][\w-]*){0,2}(?=\s+(?:is|was|were)\b))?"
+    r"(?P<sep>\s*(?:[:=#]|-(?=\s)|\b(?:is|was|were)\b(?:\s+(?:reported|recorded|given|noted|documented|listed))?"
+    r"(?:\s+as\b)?))?\s*"
     r"(?P<code>(?=[A-Za-z0-9/_-]*\d)[A-Za-z0-9](?:[A-Za-z0-9/_-]{0,38}[A-Za-z0-9])?)(?![A-Za-z0-9/_-]*[A-Za-z0-9])"
 )
 _LOT_MORE_RE = re.compile(
@@ -69,11 +77,13 @@ _A_LOT_BEFORE_RE = re.compile(r"\ba\s+$", re.IGNORECASE)
 _LOT_MIN_LENGTH = 3
 _SSN_RE = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w])(?!-\d)")
 # Mixed letter/digit codes with >= 5 digits (US-PFIZER-2014-123456, AB123456)
-# are found from a 5-digit core inside one token, then grown to the token.
+# are found from a 5-digit core inside one token, then grown to the token; a code
+# needs a serial of >= 4 digits in a row (not "88-130/50-60s", "700x12x1").
 _ID_CODE_CORE_RE = re.compile(r"\d(?:[A-Za-z_/-]*\d){4}")
 _ID_CODE_SHAPE_RE = re.compile(r"[A-Za-z0-9]+(?:[-_/][A-Za-z0-9]+){0,8}")
 _CODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/")
 _ASCII_LETTER_RE = re.compile(r"[A-Za-z]")
+_SERIAL_RE = re.compile(r"\d{4}")
 _ID_DIGITS_RE = re.compile(rf"(?<![\w.,])\d{{6,}}(?![\w])(?![.,]\d){_NOT_UNIT}")
 
 
@@ -130,6 +140,7 @@ def _code_ids(text: str) -> Iterator[PatternMatch]:
             _ID_CODE_SHAPE_RE.fullmatch(code)
             and _ASCII_LETTER_RE.search(code)
             and _digit_count(code) >= 5
+            and _SERIAL_RE.search(code)
             and not _UNIT_CODE_RE.fullmatch(code)
         ):
             yield PatternMatch(s, e, "ID", "id_code")
