@@ -21,7 +21,8 @@ Kinds of evidence:
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
   (`rules.clinical.analytes`).
 * ``timing``: a dosing frequency or schedule ("q6h", "x2", "day 5",
-  "week 2", "cycle 3", "2nd dose", "3rd day"), a dosing frequency
+  "week 2", "cycle 3", "2nd dose", "3rd day", "the next day", "the day
+  after"), a dosing frequency
   ("once daily", "per day", "BID", "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
   "@ 0300", "1130 am") or a nursing shift ("7a-7p"). A time of day is no
   identifier (Safe Harbor lists the elements of dates, not hours), and it
@@ -82,7 +83,7 @@ _NUMBER = r"\d+(?:[.,]\d+)?"
 #: a number, a range ("5-10", "2 to 3") or a number with an exponent ("12.5x10^9", "3 x 10⁹")
 _VALUE = rf"(?:{_NUMBER}(?:\s?(?:-|–|(?i:to))\s?{_NUMBER})?(?:\s?[x×*]\s?10\s?(?:\^|\*\*)?\s?[-−]?[0-9⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)?)"
 #: one unit word ("mg", "µmol", "°C", "%"), optionally with an exponent digit ("mm3")
-_UNIT_WORD = r"(?:%|°\s?[CF]?|[^\W\d_]+(?:[23])?)"
+_UNIT_WORD = r"(?:%|°\s?[CF]?|\*[CF](?![^\W_])|[^\W\d_]+(?:[23])?)"
 _UNIT_EXPR = rf"{_UNIT_WORD}(?:\s?/\s?(?:{_NUMBER}\s?)?{_UNIT_WORD})*"
 #: "40 mg", "45-year-old", "12.5 x10^9/L" (a unit may follow an exponent with a slash)
 #: a number that continues "9/2" or "3-12" is part of a compound (a date, a fraction) and is
@@ -94,7 +95,10 @@ _TIMING = re.compile(
     r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b"
     # "2nd dose", "3rd day", "1st cycle": the count of a dose or a day, not a date
     r"|\d{1,2}(?:st|nd|rd|th)[\s-]?(?:doses?|dosing|boosters?|shots?|injections?|infusions?|vaccinations?"
-    r"|cycles?|courses?|lines?|days?|weeks?|months?|trimester|sessions?|visits?|hours?|episodes?|attempts?)\b)"
+    r"|cycles?|courses?|lines?|days?|weeks?|months?|trimester|sessions?|visits?|hours?|episodes?|attempts?)\b"
+    # time to onset in words: "the next day", "the day after", "the same day", "a day later"
+    r"|\b(?:the\s+)?(?:same|next|following|previous|prior)\s+(?:day|morning|evening|night|week)\b"
+    r"|\bthe\s+day\s+(?:after|before|of)\b|\b(?:a|one|two|three|several|few)\s+days?\s+(?:later|after|before)\b)"
 )
 #: a clock time or a nursing shift; a four-digit 24-hour time only after a cue (see the module's docstring)
 _CLOCK = re.compile(
@@ -221,7 +225,8 @@ class ClinicalEvidence:
         known = self._unit_cache.get(expr)
         if known is None:
             parts = [_LEADING_NUMBER.sub("", p.strip()) for p in expr.split("/") if p.strip()]  # "24 h" -> "h"
-            known = bool(parts) and all(p == "%" or p.startswith("°") or self.is_unit(p) for p in parts)
+            # "°C", and "*F" as typed for a degree sign
+            known = bool(parts) and all(p == "%" or p[:1] in ("°", "*") or self.is_unit(p) for p in parts)
             if len(self._unit_cache) < 65536:
                 self._unit_cache[expr] = known
         return known

@@ -129,10 +129,13 @@ def _group_initials(text: str, tokens: Sequence[Token], unsafe: list[bool], reas
     return next_group
 
 
-def _is_possessive(text: str, tok: Token) -> bool:
-    """The "s" of "pt's", "father's", "Smith's": a possessive ending, no initial (the word before it is judged alone)."""
-    return (tok.text in ("s", "S") and tok.start >= 2 and text[tok.start - 1] in "'’"
-            and text[tok.start - 2].isalnum())
+def _is_word_ending(text: str, tok: Token) -> bool:
+    """The "s" of "pt's", "Smith's" or "Report(s)": a possessive or plural ending, no initial (the word
+    before it is judged alone)."""
+    if tok.text not in ("s", "S") or tok.start < 2 or not text[tok.start - 2].isalnum():
+        return False
+    before = text[tok.start - 1]
+    return before in "'’" or (before == "(" and text[tok.end:tok.end + 1] == ")")
 
 
 def _is_article(text: str, tokens: Sequence[Token], i: int) -> bool:
@@ -232,7 +235,7 @@ class RuleDeidentifier:
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
                 reason = "digit"
             elif (len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions
-                  and not _is_article(text, tokens, i) and not _is_possessive(text, tok)):
+                  and not _is_article(text, tokens, i) and not _is_word_ending(text, tok)):
                 reason = "single_letter"
             elif not f & _SAFE:
                 reason = "unknown"

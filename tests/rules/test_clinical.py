@@ -21,7 +21,7 @@ def spans(evidence: ClinicalEvidence, text: str) -> set[tuple[str, str]]:
     return {(text[s.start:s.end], s.kind) for s in evidence.find(text)}
 
 
-@pytest.mark.parametrize("text", ["40 mg", "13.2 g/dL", "12.5 x10^9/L", "95%", "38.5 °C", "3 days", "2 tabs",
+@pytest.mark.parametrize("text", ["101*F", "40 mg", "13.2 g/dL", "12.5 x10^9/L", "95%", "38.5 °C", "3 days", "2 tabs",
                                   "500 cells/mm3", "40 mEq", "5-10 mg", "1,000 units", "0.5 mg/kg/day", "88 bpm"])
 def test_quantities(evidence: ClinicalEvidence, text: str) -> None:
     assert (text, "quantity") in spans(evidence, text)
@@ -38,7 +38,8 @@ def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expec
 
 @pytest.mark.parametrize("text", ["q6h", "q 4-6 hours", "x2", "day 5", "cycle 3", "3x", "2nd dose", "3rd day",
                                   "10:30", "3:10 AM", "1130 am", "7a-7p", "3 pm", "once daily", "per day", "QD",
-                                  "twice a week", "at night", "every 8 hours", "b.i.d."])
+                                  "twice a week", "at night", "every 8 hours", "b.i.d.", "the next day",
+                                  "The day after", "a day later"])
 def test_timings(evidence: ClinicalEvidence, text: str) -> None:
     assert (text, "timing") in spans(evidence, text)
 
@@ -96,10 +97,11 @@ def test_slashed_shorthand_letters_are_no_initials(rules: RuleDeidentifier, text
 
 
 def test_slashed_initials_and_possessive_names(rules: RuleDeidentifier) -> None:
-    a = rules.analyse("J/S seen. The pt's dtr and Smith's son")
+    a = rules.analyse("J/S seen. The pt's dtr and Smith's son, Report(s) and (s) alone")
     by = [(t.text, a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens)]
     assert ("J", True, "single_letter") in by and ("S", True, "single_letter") in by
-    assert [u for t, u, _ in by if t == "s"] == [False, False]  # the possessive ending is no initial
+    # the possessive and plural endings are no initials; an "s" standing alone in brackets is judged as a letter
+    assert [u for t, u, _ in by if t == "s"] == [False, False, False, True]
     assert ("Smith", True, "unsafe_list") in by  # the name itself is judged alone
 
 

@@ -175,6 +175,8 @@ IDS = [
     "Policy [[P12345]] covers it.",
     "NPI [[1234567890]] of the prescriber.",
     "Case [[US-PFIZER-2014-123456]] is a follow-up.",
+    "Linked Report(s) : [[US-PFIZER INC-2021001217]] same reporter.",
+    "Worldwide case ID [[GB-MHRA-ADR12345678]] received.",
     "Code [[AB123456]] of the sample.",
     "Reference [[1234567]] of the hospital.",
     "Number [[20141399]] is not a date.",

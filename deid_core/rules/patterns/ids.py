@@ -75,6 +75,11 @@ _LOT_MORE_RE = re.compile(
 _A_LOT_BEFORE_RE = re.compile(r"\ba\s+$", re.IGNORECASE)
 #: a lot code has at least this many characters ("lot 12" is more likely a count than a batch)
 _LOT_MIN_LENGTH = 3
+# E2B worldwide unique case IDs: the sender's country, its name (it may hold spaces) and a serial
+# ("US-PFIZER INC-2021001217", "GB-MHRA-ADR12345678", "FR-AFSSAPS-AB20110123"): the whole ID, country too
+_WORLDWIDE_ID_RE = re.compile(
+    r"(?<![\w-])[A-Z]{2}-[A-Z0-9][A-Za-z0-9&.]*(?: [A-Z0-9][A-Za-z0-9&.]*){0,3}-[A-Za-z0-9]*\d{4,}[A-Za-z0-9-]*(?![\w-])"
+)
 _SSN_RE = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w])(?!-\d)")
 # Mixed letter/digit codes with >= 5 digits (US-PFIZER-2014-123456, AB123456)
 # are found from a 5-digit core inside one token, then grown to the token; a code
@@ -153,6 +158,7 @@ def find_ids(text: str) -> list[PatternMatch]:
     """
     out = list(_keyword_ids(text))
     out.extend(_code_ids(text))
+    out.extend(PatternMatch(m.start(), m.end(), "ID", "id_worldwide") for m in _WORLDWIDE_ID_RE.finditer(text))
     for m in _ID_DIGITS_RE.finditer(text):
         if not _is_compact_date(m.group()):  # yyyymmdd is left to DATE
             out.append(PatternMatch(m.start(), m.end(), "ID", "id_digits"))
