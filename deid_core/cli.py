@@ -265,7 +265,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
 @app.command("tune-thresholds")
 def tune_thresholds(
     gold: Annotated[list[Path], typer.Option("--gold", exists=True, dir_okay=False, help="annotated dev JSONL (repeatable: the sets are pooled)")],
-    target_recall: Annotated[float, typer.Option("--target-recall", min=0.0, max=1.0, help="recall to reach on the dev set(s); see --cv-folds for what it gives on held-out patients")] = 0.995,
+    target_recall: Annotated[Optional[float], typer.Option("--target-recall", min=0.0, max=1.0, help="recall to reach on the dev set(s) (default: deep.training.threshold_target_recall); see --cv-folds for what it gives on held-out patients")] = None,
     by_reason: Annotated[bool, typer.Option("--by-reason/--pair", help="one threshold per rule reason, or the thesis's (low, high) pair")] = True,
     prior_strength: Annotated[Optional[float], typer.Option("--prior-strength", min=0.0, help="smoothing of small reason families (default: deep.training.threshold_prior_strength)")] = None,
     cv_folds: Annotated[int, typer.Option("--cv-folds", min=0, help="also print a cross-validated table of smoothing x target (0: no)")] = 0,
@@ -289,6 +289,8 @@ def tune_thresholds(
     )
 
     cfg, art = _load(config, dictionaries)
+    if target_recall is None:
+        target_recall = cfg.deep.training.threshold_target_recall
     model_dir = model or cfg.deep.model_dir
     det = build_detector(Method.deep, cfg, art, model_dir=model_dir)
     docs = [d for g in gold for _, d in iter_jsonl(g)]

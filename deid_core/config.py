@@ -237,6 +237,9 @@ class TrainingConfig(_Strict):
     #: smoothing of small reason families in the threshold search (pooled PHI tokens added per
     #: family, `reason_search.search`); chosen by patient-level cross-validation on dev
     threshold_prior_strength: float = Field(50.0, ge=0)
+    #: recall the threshold search must reach on the tuning set (`make train`, `deid tune-thresholds`,
+    #: the model-refresh candidate unless its own config names one)
+    threshold_target_recall: float = Field(0.998, gt=0, le=1)
     batch_size: int = Field(32, ge=1)
     max_epochs: int = Field(30, ge=1)
     patience: int = Field(4, ge=0)

@@ -352,7 +352,8 @@ def train(run_id: RunIdOpt, config: ConfigOpt = None) -> None:
     except click.BadParameter as exc:
         raise RefreshError(exc.format_message()) from None
     if manifest.thresholds is None:
-        say(f"target recall {rc.target_recall} not reached on dev: the candidate will use the config thresholds")
+        target = cfg.deep.training.threshold_target_recall if rc.target_recall is None else rc.target_recall
+        say(f"target recall {target} not reached on dev: the candidate will use the config thresholds")
     training = {**manifest.training, "refresh": {"run_id": run_id, "training_set_sha256": ts["sha256"]}}
     manifest.model_copy(update={"training": training}).write(partial)
     if run.candidate_dir.exists():

@@ -45,7 +45,6 @@ app = typer.Typer(add_completion=False, help=__doc__)
 #: (50): cross-validated on held-out patients of PhysioNet dev + VAERS dev it gives recall 0.990 (6 of 592
 #: PHI tokens missed) at precision 0.26; 0.997 and above sit on a cliff (precision 0.06-0.12 for 2-5 fewer
 #: misses). `deid tune-thresholds --cv-folds 5` prints the table (docs/measurements.md).
-DEFAULT_TARGET_RECALL = 0.995
 
 
 def say(msg: str) -> None:
@@ -130,7 +129,7 @@ def main(
     head: Annotated[Optional[str], typer.Option(help="softmax | crf | window")] = None,
     variant: Annotated[Optional[str], typer.Option(help="a | b | c | d")] = None,
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
-    target_recall: Annotated[float, typer.Option(help="recall target for the threshold search on dev")] = DEFAULT_TARGET_RECALL,
+    target_recall: Annotated[Optional[float], typer.Option(help="recall target for the threshold search on dev (default: deep.training.threshold_target_recall)")] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
     workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
 ) -> None:
@@ -174,7 +173,7 @@ def train_model(
     head: str | None = None,
     variant: str | None = None,
     max_epochs: int | None = None,
-    target_recall: float = DEFAULT_TARGET_RECALL,
+    target_recall: float | None = None,
     master: str = "local[*]",
 ) -> ModelManifest:
     from deid_core.config import config_path
@@ -333,7 +332,8 @@ def train_model(
         from deid_core.training.scoring import tuning_documents
 
         tuning_docs, tuning_name = tuning_documents(tcfg, dev_docs, dev_path.name if dev_path else "dev")
-        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target_recall)
+        target = cfg.deep.training.threshold_target_recall if target_recall is None else target_recall
+        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target)
     say(f"model {manifest.model_version} -> {out}")
     return manifest
 

@@ -154,7 +154,8 @@ class RefreshConfig(_Strict):
     synthetic_seed: int = 101
     #: null: deep.training.max_epochs of the deid config
     max_epochs: int | None = Field(None, ge=1)
-    target_recall: float = Field(0.995, gt=0, le=1)
+    #: null: deep.training.threshold_target_recall of the deid config
+    target_recall: float | None = Field(None, gt=0, le=1)
     #: start from the current model's weights and vocabulary instead of from scratch
     fine_tune_from_current: bool = False
     eval_sets: list[EvalSetConfig] = Field(default_factory=lambda: [_PHYSIONET_TEST], min_length=1)
