@@ -96,9 +96,13 @@ _TIMING = re.compile(
     # "2nd dose", "3rd day", "1st cycle": the count of a dose or a day, not a date
     r"|\d{1,2}(?:st|nd|rd|th)[\s-]?(?:doses?|dosing|boosters?|shots?|injections?|infusions?|vaccinations?"
     r"|cycles?|courses?|lines?|days?|weeks?|months?|trimester|sessions?|visits?|hours?|episodes?|attempts?)\b"
-    # time to onset in words: "the next day", "the day after", "the same day", "a day later"
+    # time to onset in words: "the next day", "the day after", "a few hours later", "two weeks",
+    # "throughout the day", "all day long"
     r"|\b(?:the\s+)?(?:same|next|following|previous|prior)\s+(?:day|morning|evening|night|week)\b"
-    r"|\bthe\s+day\s+(?:after|before|of)\b|\b(?:a|one|two|three|several|few)\s+days?\s+(?:later|after|before)\b)"
+    r"|\bthe\s+day\s+(?:after|before|of)\b"
+    r"|\b(?:throughout|during|all|for|that|this|each|every|per)\s+(?:the\s+)?(?:day|days|night|week|weeks)(?:\s+long)?\b"
+    r"|\b(?:a\s+few|a\s+couple\s+of|an?|few|several|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+    r"\s+(?:more\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?)(?:\s+(?:later|after|before|ago))?\b)"
 )
 #: a clock time or a nursing shift; a four-digit 24-hour time only after a cue (see the module's docstring)
 _CLOCK = re.compile(

@@ -138,13 +138,15 @@ def _is_word_ending(text: str, tok: Token) -> bool:
     return before in "'’" or (before == "(" and text[tok.end:tok.end + 1] == ")")
 
 
-def _is_article(text: str, tokens: Sequence[Token], i: int) -> bool:
-    """A capital "A" used as the article ("A 45-year-old", "A patient"), not an initial ("A. Smith", "A Smith")."""
+def _is_article(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
+    """A capital "A" used as the article ("A 45-year-old", "A patient", "A FEW HOURS LATER"), not an
+    initial ("A. Smith", "A Smith", "A NEURO GROUP"): a lower-case word, a number or a stopword follows."""
     if tokens[i].text != "A" or i + 1 >= len(tokens):
         return False
     nxt = tokens[i + 1]
     gap = text[tokens[i].end:nxt.start]
-    return bool(gap) and gap.isspace() and (nxt.text[0].islower() or nxt.text[0].isdigit())
+    return bool(gap) and gap.isspace() and (
+        nxt.text[0].islower() or nxt.text[0].isdigit() or bool(flags[i + 1] & Bits.STOPWORD))
 
 
 class RuleDeidentifier:
@@ -235,7 +237,7 @@ class RuleDeidentifier:
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
                 reason = "digit"
             elif (len(s) == 1 and self.rules.single_letters_unsafe and s not in self._letter_exceptions
-                  and not _is_article(text, tokens, i) and not _is_word_ending(text, tok)):
+                  and not _is_article(text, tokens, i, flags) and not _is_word_ending(text, tok)):
                 reason = "single_letter"
             elif not f & _SAFE:
                 reason = "unknown"

@@ -39,7 +39,8 @@ def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expec
 @pytest.mark.parametrize("text", ["q6h", "q 4-6 hours", "x2", "day 5", "cycle 3", "3x", "2nd dose", "3rd day",
                                   "10:30", "3:10 AM", "1130 am", "7a-7p", "3 pm", "once daily", "per day", "QD",
                                   "twice a week", "at night", "every 8 hours", "b.i.d.", "the next day",
-                                  "The day after", "a day later"])
+                                  "The day after", "a day later", "A FEW HOURS LATER", "two weeks",
+                                  "throughout the day", "all day long"])
 def test_timings(evidence: ClinicalEvidence, text: str) -> None:
     assert (text, "timing") in spans(evidence, text)
 
@@ -152,6 +153,13 @@ def test_capitalised_list_words_stay_masked_lower_case_units_do_not(rules: RuleD
     assert words[1:3] == [("2", False), ("weeks", False)]
     assert ("Weeks", True) in words[4:]
     assert v["Weeks"][0] is True
+
+
+def test_an_upper_case_article_before_a_stopword_is_no_initial(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "WE CALLED HIM. A FEW OF US STAYED. A SMITH CALLED.")
+    assert v["A"][0] is True  # the last "A" is the initial of "A SMITH"
+    a = rules.analyse("WE CALLED HIM. A FEW OF US STAYED.")
+    assert [a.unsafe[i] for i, t in enumerate(a.tokens) if t.text == "A"] == [False]
 
 
 def test_lone_initials_stay_masked(rules: RuleDeidentifier) -> None:
