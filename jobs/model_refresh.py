@@ -340,6 +340,7 @@ def train(run_id: RunIdOpt, config: ConfigOpt = None) -> None:
         "training": cfg.deep.training.model_copy(update={"workdir": workdir})})})
     base_model = _registry(rc, cfg).current_model_dir() if rc.fine_tune_from_current else None
     corpora = [Path(b["path"]) for b in ts["base_corpora"]] + [run.dir / e["path"] for e in ts["files"]]
+    target = cfg.deep.training.threshold_target_recall if rc.target_recall is None else rc.target_recall
     partial = run.dir / "candidate.partial"
     shutil.rmtree(partial, ignore_errors=True)
     say(f"training the candidate of run {run_id} on {len(corpora)} corpora"
@@ -347,12 +348,11 @@ def train(run_id: RunIdOpt, config: ConfigOpt = None) -> None:
     try:
         manifest = train_model(
             cfg, config_file=rc.deid_config, out=partial, corpora=corpora, dev_path=rc.dev, synthetic_docs=0,
-            base_model=base_model, max_epochs=rc.max_epochs, target_recall=rc.target_recall,
+            base_model=base_model, max_epochs=rc.max_epochs, target_recall=target,
         )
     except click.BadParameter as exc:
         raise RefreshError(exc.format_message()) from None
     if manifest.thresholds is None:
-        target = cfg.deep.training.threshold_target_recall if rc.target_recall is None else rc.target_recall
         say(f"target recall {target} not reached on dev: the candidate will use the config thresholds")
     training = {**manifest.training, "refresh": {"run_id": run_id, "training_set_sha256": ts["sha256"]}}
     manifest.model_copy(update={"training": training}).write(partial)

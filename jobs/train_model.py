@@ -41,10 +41,6 @@ from udfs import training_rows
 log = logging.getLogger("deid.train")
 app = typer.Typer(add_completion=False, help=__doc__)
 
-#: recall target of the threshold search on dev, with the smoothing `deep.training.threshold_prior_strength`
-#: (50): cross-validated on held-out patients of PhysioNet dev + VAERS dev it gives recall 0.990 (6 of 592
-#: PHI tokens missed) at precision 0.26; 0.997 and above sit on a cliff (precision 0.06-0.12 for 2-5 fewer
-#: misses). `deid tune-thresholds --cv-folds 5` prints the table (docs/measurements.md).
 
 
 def say(msg: str) -> None:

@@ -20,10 +20,10 @@ Kinds of evidence:
 * ``analyte``: an analyte, vital sign or score followed by its value
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
   (`rules.clinical.analytes`).
-* ``timing``: a dosing frequency or schedule ("q6h", "x2", "day 5",
-  "week 2", "cycle 3", "2nd dose", "3rd day", "the next day", "the day
-  after"), a dosing frequency
-  ("once daily", "per day", "BID", "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
+* ``timing``: a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
+  dose", "3rd day"), time to onset in words ("the next day", "a few hours
+  later", "two weeks"), a dosing frequency ("once daily", "per day", "BID",
+  "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
   "@ 0300", "1130 am") or a nursing shift ("7a-7p"). A time of day is no
   identifier (Safe Harbor lists the elements of dates, not hours), and it
   carries the time to onset of a reaction within a day ("vaccinated at
@@ -39,11 +39,11 @@ Kinds of evidence:
   word. A lot number names a product batch, not a person, and safety
   reviewers need it for batch signals (VAERS publishes it). Within a lot
   code every token is safe, even a piece that is on a name list ("ED-1234").
+  "a lot", "a lot of" and "lots of" are no cue.
 * ``designation``: a product or disease designation with digits ("COVID-19",
   "SARS-CoV-2", "mRNA-1273", "BNT162b2", "H1N1", "CYP2D6"), from a word list
   (`rules.clinical.designations`); without it the "19" of every "COVID-19"
   is a masked number.
-  "a lot", "a lot of" and "lots of" are no cue.
 * ``shorthand``: clinical shorthand written with a slash ("s/p", "c/o",
   "w/", "d/t", "S/O:"), from a word list (`rules.clinical.shorthand`); its
   single letters are no initials. A slashed pair of letters not on the list
@@ -100,7 +100,7 @@ _TIMING = re.compile(
     # "throughout the day", "all day long"
     r"|\b(?:the\s+)?(?:same|next|following|previous|prior)\s+(?:day|morning|evening|night|week)\b"
     r"|\bthe\s+day\s+(?:after|before|of)\b"
-    r"|\b(?:throughout|during|all|for|that|this|each|every|per)\s+(?:the\s+)?(?:day|days|night|week|weeks)(?:\s+long)?\b"
+    r"|\b(?:throughout|during|all|for|that|this|every)\s+(?:the\s+)?(?:day|days|night|week|weeks)(?:\s+long)?\b"
     r"|\b(?:a\s+few|a\s+couple\s+of|an?|few|several|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
     r"\s+(?:more\s+)?(?:seconds?|minutes?|hours?|days?|weeks?|months?)(?:\s+(?:later|after|before|ago))?\b)"
 )
@@ -130,7 +130,7 @@ _SCORE = re.compile(
     r"(?:\s*[:=]\s*|(?:\s+(?:of|was|is|at|now|as|to|from|a|an))+\s+|\s+)"
     r"(?P<value>(?:10|\d)(?:\.\d)?\s?/\s?10)(?![\w/]|\.\d)"
     # "2 out of 10" reads as no date: a score wherever it stands
-    r"|(?i)(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
+    r"|(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
 _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
@@ -150,6 +150,10 @@ _LIMIT = re.compile(r"(?i)ULN|LLN|normal")
 _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
 #: a value that could be read as a date ("8/14", "3-12-07", "2014"): never trusted as a lab value
 _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?<![\d.])(?:19|20)\d{2}(?![\d.])")
+#: expressions found by a regex alone, and their kind
+_PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_TIMING, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
+)
 #: letters joined by slashes, as clinical shorthand is written ("s/p", "w/", "w/o", "n/v/d")
 _SLASHED = re.compile(r"(?<![^\W\d_]|/)[^\W\d_]{1,2}(?:/[^\W\d_]{1,2})*/(?:[^\W\d_]{1,2}(?![^\W\d_]|/)|(?![^\W\d_]|/))")
 #: a ZIP code's shape: never a lab value after a word that is also a US state code ("CA 90210")
@@ -158,7 +162,7 @@ _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 
 @dataclass(frozen=True)
 class ClinicalSpan:
-    """A character span of a clinical expression and its kind (quantity, analyte, timing, score, lot, designation)."""
+    """A character span of a clinical expression and its kind (see the module's docstring)."""
 
     start: int
     end: int
@@ -278,14 +282,8 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(start, end, "analyte"))
         for m in self._value_first.finditer(text):
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
-        for m in _TIMING.finditer(text):
-            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
-        for m in _FREQUENCY.finditer(text):
-            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
-        for m in _CLOCK.finditer(text):
-            out.append(ClinicalSpan(m.start(), m.end(), "timing"))
-        for m in _SCORE.finditer(text):
-            out.append(ClinicalSpan(m.start(), m.end(), "score"))
+        for rx, kind in _PLAIN_KINDS:
+            out.extend(ClinicalSpan(m.start(), m.end(), kind) for m in rx.finditer(text))
         for start, end in find_lot_codes(text):
             out.append(ClinicalSpan(start, end, "lot"))
         if self._designations is not None:
