@@ -232,21 +232,14 @@ def print_report(result: dict, console: Console) -> None:
 def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: str, strength: float,  # type: ignore[no-untyped-def]
                         target: float, fixed: dict[str, float]) -> None:
     """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`."""
-    import hashlib
-    import re
-
+    from deid_core.training.folds import split_folds
     from deid_core.training.reason_search import cross_validate
     from deid_core.training.scoring import collect_scores
 
     try:
-        key = re.compile(fold_key)
-    except re.error as exc:
-        raise CliError(f"--fold-key is not a regular expression: {exc}") from None
-    by_fold: list[list[Document]] = [[] for _ in range(folds)]
-    for d in docs:
-        m = key.search(d.doc_id)
-        group = m.group(0) if m else d.doc_id
-        by_fold[int(hashlib.sha256(group.encode()).hexdigest(), 16) % folds].append(d)
+        by_fold = split_folds(docs, folds, fold_key)
+    except ValueError as exc:
+        raise CliError(f"--fold-key: {exc}") from None
     parts = []
     for fold_docs in by_fold:
         if fold_docs:

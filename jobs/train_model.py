@@ -171,6 +171,7 @@ def train_model(
     max_epochs: int | None = None,
     target_recall: float | None = None,
     master: str = "local[*]",
+    tune_thresholds: bool = True,
 ) -> ModelManifest:
     from deid_core.config import config_path
     from deid_core.deep.encoding import char_width
@@ -324,7 +325,7 @@ def train_model(
         }
     )
     manifest.write(out)
-    if dev_docs:
+    if dev_docs and tune_thresholds:
         from deid_core.training.scoring import tuning_documents
 
         tuning_docs, tuning_name = tuning_documents(tcfg, dev_docs, dev_path.name if dev_path else "dev")

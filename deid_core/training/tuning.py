@@ -176,6 +176,35 @@ class TokenScores:
             return np.ones(len(self), dtype=np.int64)
         return self.weight
 
+    def save(self, path: Path) -> None:
+        """Write the arrays to one compressed ``.npz`` (no pickles: families are stored as text).
+
+        Out-of-fold scores cost an hour of training to make; they are kept so
+        the threshold search can pool them without retraining.
+        """
+        arrays: dict[str, np.ndarray] = {
+            "gold_phi": self.gold_phi, "rules_unsafe": self.rules_unsafe,
+            "never_release": self.never_release, "p_safe": self.p_safe,
+        }
+        if self.weight is not None:
+            arrays["weight"] = self.weight
+        if self.families is not None:
+            arrays["families"] = np.array([str(f) for f in self.families], dtype=np.str_)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as fh:
+            np.savez_compressed(fh, **arrays)
+
+    @classmethod
+    def load(cls, path: Path) -> TokenScores:
+        """Read what :meth:`save` wrote; refuses object arrays (``allow_pickle=False``)."""
+        with np.load(path, allow_pickle=False) as z:
+            fams = z["families"] if "families" in z.files else None
+            return cls(
+                gold_phi=z["gold_phi"], rules_unsafe=z["rules_unsafe"], never_release=z["never_release"],
+                p_safe=z["p_safe"], weight=z["weight"] if "weight" in z.files else None,
+                families=None if fams is None else np.array(fams.tolist(), dtype=object),
+            )
+
     @classmethod
     def concatenate(cls, parts: Sequence[TokenScores]) -> TokenScores:
         """Join per-document (or per-partition) scores into one set.

@@ -408,3 +408,21 @@ def test_failed_plot_keeps_previous_file_and_leaves_no_temp(tmp_path: Path, monk
         plot_precision_recall(sw, None, out)
     assert out.read_bytes() == b"previous"
     assert os.listdir(tmp_path) == ["pr.png"]
+
+
+def test_token_scores_save_load_round_trip(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    s = TokenScores(
+        gold_phi=np.array([True, False, True]), rules_unsafe=np.array([True, True, False]),
+        never_release=np.array([False, False, True]), p_safe=np.array([0.1, 0.99, 0.5]),
+        weight=np.array([1, 2, 3]), families=np.array(["unknown", "pattern:DATE", "safe"], dtype=object),
+    )
+    path = tmp_path / "scores" / "s.npz"
+    s.save(path)
+    back = TokenScores.load(path)
+    for name in ("gold_phi", "rules_unsafe", "never_release", "p_safe", "weight"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(s, name))
+    assert list(back.families) == ["unknown", "pattern:DATE", "safe"] and back.families.dtype == object
+    plain = TokenScores(np.array([True]), np.array([True]), np.array([False]), np.array([0.3]))
+    plain.save(tmp_path / "p.npz")
+    again = TokenScores.load(tmp_path / "p.npz")
+    assert again.weight is None and again.families is None

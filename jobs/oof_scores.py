@@ -1,0 +1,196 @@
+"""Out-of-fold network scores on the training corpora, for the threshold search.
+
+    python -m jobs.oof_scores --folds 3 --out build/oof
+
+Why: the per-reason thresholds are searched on the dev set, which holds a
+few hundred PHI tokens per family; which 2-3 of them a target lets go decides
+each family's threshold, so thresholds tuned there move a lot on new
+patients (docs/measurements.md). The training corpora hold several times more
+PHI, but the model has seen them, so its scores there are overconfident.
+Out-of-fold scores fix that: the corpora are split into patient-level folds
+(`deid_core.training.folds`), one model per fold is trained by the same
+training job on everything else (same synthetic and VAERS documents, same
+settings, dev for early stopping) and scores the fold it did not see.
+
+The fold models are a little weaker than the final model (they saw less
+PhysioNet text), so thresholds from their scores err towards masking.
+
+Output, in the `--out` folder: `fold-<k>.npz` (`TokenScores.save`) per fold
+and `oof.json` with how they were made. `deid tune-thresholds --oof <folder>`
+and `jobs.train_model --oof <folder>` pool them with the dev set's scores.
+A fold whose scores exist for the same configuration and split is not
+trained again, so an interrupted run resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from deid_core.config import DeidConfig, load_config
+from deid_core.corpus.document import Document
+from deid_core.corpus.jsonl import write_jsonl
+from deid_core.training.folds import DEFAULT_FOLD_KEY, split_folds
+from deid_core.training.tuning import TokenScores
+
+app = typer.Typer(add_completion=False, help=__doc__)
+
+OOF_INDEX = "oof.json"
+
+
+def say(msg: str) -> None:
+    print(f"[oof] {msg}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class OutOfFold:
+    """Pooled out-of-fold scores, one `TokenScores` per fold, and what made them."""
+
+    folds: list[TokenScores]
+    name: str
+    index: dict
+
+    @property
+    def pooled(self) -> TokenScores:
+        return TokenScores.concatenate(self.folds)
+
+
+def read_oof(folder: Path) -> OutOfFold:
+    """Load a folder written by :func:`out_of_fold_scores`; ValueError if incomplete."""
+    index_path = folder / OOF_INDEX
+    if not index_path.exists():
+        raise ValueError(f"no {OOF_INDEX} in {folder}: run `python -m jobs.oof_scores --out {folder}`")
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    parts = []
+    for f in index["folds"]:
+        path = folder / f["scores"]
+        if not path.exists() or _sha256(path) != f["sha256"]:
+            raise ValueError(f"out-of-fold scores {path.name} missing or changed since {OOF_INDEX} was written")
+        parts.append(TokenScores.load(path))
+    name = f"oof({index['corpora']},{len(parts)} folds,{index['sha256'][:12]})"
+    return OutOfFold(parts, name, index)
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None) -> str:
+    """What decides the fold models: training settings, architecture, split. A change retrains."""
+    d = cfg.deep
+    payload = json.dumps(
+        [d.training.model_dump(mode="json"), d.architecture.model_dump(mode="json"),
+         d.sequence.model_dump(mode="json"), d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs],
+        sort_keys=True, default=str,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str = DEFAULT_FOLD_KEY,
+                       config_file: Path | None = None, max_epochs: int | None = None,
+                       master: str = "local[*]") -> OutOfFold:
+    """Train one model per fold of the training corpora and keep its scores on the fold it did not see."""
+    from deid_core.detectors import Method, build_detector
+    from deid_core.hybrid.combiner import never_release_from
+    from deid_core.training.scoring import collect_scores
+    from jobs.train_model import read_corpus, train_model
+
+    if folds < 2:
+        raise typer.BadParameter("--folds must be at least 2")
+    tcfg = cfg.deep.training
+    if not tcfg.corpora:
+        raise typer.BadParameter("deep.training.corpora is empty: nothing to split into folds")
+    corpora = {path: read_corpus(path) for path in tcfg.corpora}
+    setup = _setup_key(cfg, folds, fold_key, max_epochs)
+    out.mkdir(parents=True, exist_ok=True)
+    index_path = out / OOF_INDEX
+    previous = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
+    done = {f["fold"]: f for f in previous.get("folds", [])} if previous.get("setup") == setup else {}
+    held_out = {path: split_folds(docs, folds, fold_key) for path, docs in corpora.items()}
+    never = never_release_from(cfg)
+    entries = []
+    for k in range(folds):
+        scores_path = out / f"fold-{k}.npz"
+        test_docs: list[Document] = [d for path in corpora for d in held_out[path][k]]
+        if k in done and scores_path.exists() and _sha256(scores_path) == done[k]["sha256"]:
+            say(f"fold {k}: scores exist for this setup, kept")
+            entries.append(done[k])
+            continue
+        t0 = time.perf_counter()
+        fold_dir = out / f"fold-{k}"
+        fold_corpora = []
+        for path, docs in corpora.items():
+            ids = {d.doc_id for d in held_out[path][k]}
+            p = fold_dir / "corpora" / (path.name if path.suffix == ".jsonl" else f"{path.name}.jsonl")
+            p.parent.mkdir(parents=True, exist_ok=True)
+            write_jsonl([d for d in docs if d.doc_id not in ids], p)
+            fold_corpora.append(p)
+        fold_cfg = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={
+            "training": tcfg.model_copy(update={"workdir": fold_dir / "work"})})})
+        say(f"fold {k}: training on {sum(len(v) - len(held_out[p][k]) for p, v in corpora.items())} documents, "
+            f"{len(test_docs)} held out")
+        manifest = train_model(
+            fold_cfg, config_file=config_file, out=fold_dir / "model", corpora=fold_corpora,
+            dev_path=tcfg.dev, synthetic_docs=tcfg.synthetic_docs, max_epochs=max_epochs, master=master,
+            tune_thresholds=False,
+        )
+        det = build_detector(Method.deep, fold_cfg, model_dir=fold_dir / "model")
+        scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
+        scores.save(scores_path)
+        entries.append({
+            "fold": k, "scores": scores_path.name, "sha256": _sha256(scores_path),
+            "model_version": manifest.model_version, "documents": len(test_docs), "tokens": len(scores),
+            "gold_phi": int(scores.gold_phi.sum()), "seconds": round(time.perf_counter() - t0, 1),
+        })
+        _write_index(index_path, setup, cfg, folds, fold_key, entries)
+        say(f"fold {k}: {len(scores)} tokens, {int(scores.gold_phi.sum())} PHI "
+            f"({time.perf_counter() - t0:.0f}s)")
+    _write_index(index_path, setup, cfg, folds, fold_key, entries)
+    return read_oof(out)
+
+
+def _write_index(path: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict]) -> None:
+    h = hashlib.sha256()
+    for e in sorted(entries, key=lambda e: e["fold"]):
+        h.update(e["sha256"].encode())
+    index = {
+        "setup": setup, "folds_total": folds, "fold_key": fold_key,
+        "corpora": "+".join(p.name for p in cfg.deep.training.corpora),
+        "sha256": h.hexdigest(), "folds": sorted(entries, key=lambda e: e["fold"]),
+    }
+    path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+
+
+@app.command()
+def main(
+    out: Annotated[Path, typer.Option("--out", help="folder for the fold scores (and the fold models)")],
+    folds: Annotated[int, typer.Option("--folds", min=2, help="patient-level folds")] = 3,
+    fold_key: Annotated[str, typer.Option("--fold-key", help="regex whose first match in doc_id is the patient")] = DEFAULT_FOLD_KEY,
+    config: Annotated[Optional[Path], typer.Option("--config")] = None,
+    max_epochs: Annotated[Optional[int], typer.Option()] = None,
+    master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
+) -> None:
+    """Train a model per fold and write its scores on the held-out fold."""
+    import os
+    import warnings
+
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    warnings.filterwarnings("ignore", category=FutureWarning, module=r"petastorm\..*")
+    cfg = load_config(config)
+    t0 = time.perf_counter()
+    oof = out_of_fold_scores(cfg, out, folds=folds, fold_key=fold_key,
+                             config_file=Path(config).resolve() if config else None,
+                             max_epochs=max_epochs, master=master)
+    pooled = oof.pooled
+    say(f"{oof.name}: {len(pooled)} tokens, {int(pooled.gold_phi.sum())} PHI, {time.perf_counter() - t0:.0f}s")
+
+
+if __name__ == "__main__":
+    app()
