@@ -11,9 +11,9 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -34,6 +34,9 @@ from deid_core.evaluation.hipaa import HipaaMap
 from deid_core.evaluation.metrics import Span
 from deid_core.render import render_masked
 from deid_core.results import MaskedToken, mask_everything
+
+if TYPE_CHECKING:
+    from deid_core.training.tuning import TokenScores
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 err = Console(stderr=True, soft_wrap=True)
@@ -230,8 +233,11 @@ def print_report(result: dict, console: Console) -> None:
 
 
 def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: str, strength: float,  # type: ignore[no-untyped-def]
-                        target: float, fixed: dict[str, float]) -> None:
-    """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`."""
+                        target: float, fixed: dict[str, float], extra: Sequence[TokenScores] = ()) -> None:
+    """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`.
+
+    `extra` are further folds already split by patient (out-of-fold scores of the training corpora).
+    """
     from deid_core.training.folds import split_folds
     from deid_core.training.reason_search import cross_validate
     from deid_core.training.scoring import collect_scores
@@ -245,6 +251,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
         if fold_docs:
             s = collect_scores(det.inner, fold_docs, never)
             parts.append((s.gold_phi, s.families, s.never_release, s.p_safe))
+    parts.extend((s.gold_phi, s.families, s.never_release, s.p_safe) for s in extra)
     strengths = sorted({0.0, 5.0, 20.0, 50.0, 200.0, strength})
     targets = sorted({0.999, 0.998, 0.997, 0.995, 0.99, 0.98, target}, reverse=True)
     t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
@@ -263,6 +270,7 @@ def tune_thresholds(
     prior_strength: Annotated[Optional[float], typer.Option("--prior-strength", min=0.0, help="smoothing of small reason families (default: deep.training.threshold_prior_strength)")] = None,
     cv_folds: Annotated[int, typer.Option("--cv-folds", min=0, help="also print a cross-validated table of smoothing x target (0: no)")] = 0,
     fold_key: Annotated[str, typer.Option("--fold-key", help="regex whose first match in doc_id keeps documents together in CV (PhysioNet patients: '^[^-]+')")] = r"^[^#]+",
+    oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="also pool out-of-fold scores of the training corpora (a folder written by `python -m jobs.oof_scores`)")] = None,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory)")] = None,
     write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen thresholds in the model manifest")] = True,
     config: ConfigOpt = None,
@@ -280,6 +288,7 @@ def tune_thresholds(
         tune,
         tune_by_reason,
     )
+    from deid_core.training.tuning import TokenScores
 
     cfg, art = _load(config, dictionaries)
     if target_recall is None:
@@ -290,6 +299,17 @@ def tune_thresholds(
     name = "+".join(g.name for g in gold)
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, docs, never)  # type: ignore[arg-type]
+    oof_folds: list[TokenScores] = []
+    if oof is not None:
+        from deid_core.training.out_of_fold import read_oof
+
+        try:
+            out_of_fold = read_oof(oof)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        oof_folds = out_of_fold.folds
+        scores = TokenScores.concatenate([scores, out_of_fold.pooled])
+        name += "+" + out_of_fold.name
     plot_path = plot or model_dir / f"precision_recall_{gold[0].stem}.png"
     best, result = tune(scores, target_recall, plot_path)
     err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")
@@ -297,7 +317,7 @@ def tune_thresholds(
         strength = cfg.deep.training.threshold_prior_strength if prior_strength is None else prior_strength
         if cv_folds > 1:
             _print_threshold_cv(det, docs, never, cv_folds, fold_key, strength, target_recall,
-                                dict(cfg.deep.combiner.by_reason))
+                                dict(cfg.deep.combiner.by_reason), oof_folds)
         # families the configuration sets (clinical values: always kept) are a policy, not tuned
         rbest, rsearch = tune_by_reason(scores, target_recall, prior_strength=strength,
                                         fixed=dict(cfg.deep.combiner.by_reason))

@@ -28,7 +28,6 @@ import hashlib
 import json
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -38,49 +37,9 @@ from deid_core.config import DeidConfig, load_config
 from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import write_jsonl
 from deid_core.training.folds import DEFAULT_FOLD_KEY, split_folds
-from deid_core.training.tuning import TokenScores
+from deid_core.training.out_of_fold import OOF_INDEX, OutOfFold, file_sha256, read_oof, write_index
 
 app = typer.Typer(add_completion=False, help=__doc__)
-
-OOF_INDEX = "oof.json"
-
-
-def say(msg: str) -> None:
-    print(f"[oof] {msg}", file=sys.stderr, flush=True)
-
-
-@dataclass(frozen=True)
-class OutOfFold:
-    """Pooled out-of-fold scores, one `TokenScores` per fold, and what made them."""
-
-    folds: list[TokenScores]
-    name: str
-    index: dict
-
-    @property
-    def pooled(self) -> TokenScores:
-        return TokenScores.concatenate(self.folds)
-
-
-def read_oof(folder: Path) -> OutOfFold:
-    """Load a folder written by :func:`out_of_fold_scores`; ValueError if incomplete."""
-    index_path = folder / OOF_INDEX
-    if not index_path.exists():
-        raise ValueError(f"no {OOF_INDEX} in {folder}: run `python -m jobs.oof_scores --out {folder}`")
-    index = json.loads(index_path.read_text(encoding="utf-8"))
-    parts = []
-    for f in index["folds"]:
-        path = folder / f["scores"]
-        if not path.exists() or _sha256(path) != f["sha256"]:
-            raise ValueError(f"out-of-fold scores {path.name} missing or changed since {OOF_INDEX} was written")
-        parts.append(TokenScores.load(path))
-    name = f"oof({index['corpora']},{len(parts)} folds,{index['sha256'][:12]})"
-    return OutOfFold(parts, name, index)
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
 
 def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None) -> str:
     """What decides the fold models: training settings, architecture, split. A change retrains."""
@@ -119,7 +78,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
     for k in range(folds):
         scores_path = out / f"fold-{k}.npz"
         test_docs: list[Document] = [d for path in corpora for d in held_out[path][k]]
-        if k in done and scores_path.exists() and _sha256(scores_path) == done[k]["sha256"]:
+        if k in done and scores_path.exists() and file_sha256(scores_path) == done[k]["sha256"]:
             say(f"fold {k}: scores exist for this setup, kept")
             entries.append(done[k])
             continue
@@ -145,27 +104,20 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
         scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
         scores.save(scores_path)
         entries.append({
-            "fold": k, "scores": scores_path.name, "sha256": _sha256(scores_path),
+            "fold": k, "scores": scores_path.name, "sha256": file_sha256(scores_path),
             "model_version": manifest.model_version, "documents": len(test_docs), "tokens": len(scores),
             "gold_phi": int(scores.gold_phi.sum()), "seconds": round(time.perf_counter() - t0, 1),
         })
-        _write_index(index_path, setup, cfg, folds, fold_key, entries)
+        _record(out, setup, cfg, folds, fold_key, entries)
         say(f"fold {k}: {len(scores)} tokens, {int(scores.gold_phi.sum())} PHI "
             f"({time.perf_counter() - t0:.0f}s)")
-    _write_index(index_path, setup, cfg, folds, fold_key, entries)
+    _record(out, setup, cfg, folds, fold_key, entries)
     return read_oof(out)
 
 
-def _write_index(path: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict]) -> None:
-    h = hashlib.sha256()
-    for e in sorted(entries, key=lambda e: e["fold"]):
-        h.update(e["sha256"].encode())
-    index = {
-        "setup": setup, "folds_total": folds, "fold_key": fold_key,
-        "corpora": "+".join(p.name for p in cfg.deep.training.corpora),
-        "sha256": h.hexdigest(), "folds": sorted(entries, key=lambda e: e["fold"]),
-    }
-    path.write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
+def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict]) -> None:
+    write_index(out, setup=setup, folds_total=folds, fold_key=fold_key,
+                corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries)
 
 
 @app.command()

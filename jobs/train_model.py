@@ -127,6 +127,7 @@ def main(
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     target_recall: Annotated[Optional[float], typer.Option(help="recall target for the threshold search on dev (default: deep.training.threshold_target_recall)")] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
+    oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="pool these out-of-fold scores (jobs.oof_scores) with dev in the threshold search")] = None,
     workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
 ) -> None:
     """Train and export a model; prints one line per epoch and a summary."""
@@ -153,6 +154,7 @@ def main(
         max_epochs=max_epochs,
         target_recall=target_recall,
         master=master,
+        oof=oof,
     )
     say(f"done in {time.perf_counter() - t_start:.0f}s")
 
@@ -172,6 +174,7 @@ def train_model(
     target_recall: float | None = None,
     master: str = "local[*]",
     tune_thresholds: bool = True,
+    oof: Path | None = None,
 ) -> ModelManifest:
     from deid_core.config import config_path
     from deid_core.deep.encoding import char_width
@@ -330,7 +333,7 @@ def train_model(
 
         tuning_docs, tuning_name = tuning_documents(tcfg, dev_docs, dev_path.name if dev_path else "dev")
         target = cfg.deep.training.threshold_target_recall if target_recall is None else target_recall
-        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target)
+        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target, oof=oof)
     say(f"model {manifest.model_version} -> {out}")
     return manifest
 
@@ -407,8 +410,8 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
 
 
 def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], dev_name: str,
-                    target_recall: float) -> ModelManifest:
-    """Tune per-reason thresholds on dev, write the PR plot, record thresholds and dev metrics."""
+                    target_recall: float, *, oof: Path | None = None) -> ModelManifest:
+    """Tune per-reason thresholds on dev (and out-of-fold scores if given), write the PR plot, record them."""
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.scoring import collect_scores, record_reason_thresholds, tune, tune_by_reason
     from deid_core.detectors import Method, build_detector
@@ -416,6 +419,16 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)
     scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
+    if oof is not None:
+        from deid_core.training.out_of_fold import read_oof
+        from deid_core.training.tuning import TokenScores
+
+        try:
+            out_of_fold = read_oof(oof)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        scores = TokenScores.concatenate([scores, out_of_fold.pooled])
+        dev_name += "+" + out_of_fold.name
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
     # families the configuration sets (clinical values: always kept) are a policy, not tuned
     best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength,

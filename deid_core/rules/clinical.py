@@ -30,6 +30,10 @@ Kinds of evidence:
   10:30, hives at 10:45"). A four-digit time needs a cue before it ("at",
   "@", "until") and valid hours and minutes; a year in that place
   ("since 2010") is claimed by the date detector first.
+* ``blood pressure``: a systolic over diastolic pair without its cue, as
+  vital-sign tables write it ("10:55 98/59 59 16"), kind ``analyte``: the
+  first number 70-260, the second 30-160 and smaller. No date has that shape
+  (neither part is a month or a day), so it is never a date's disguise.
 * ``score``: a pain or severity score out of ten after its word ("pain
   8/10", "pain score of 7/10"), or written out ("2 out of 10"); alone,
   "8/10" may be a date and stays masked.
@@ -150,6 +154,8 @@ _LIMIT = re.compile(r"(?i)ULN|LLN|normal")
 _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
 #: a value that could be read as a date ("8/14", "3-12-07", "2014"): never trusted as a lab value
 _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?<![\d.])(?:19|20)\d{2}(?![\d.])")
+#: a blood pressure without its cue ("98/59", "187/95"); the values are checked in `_blood_pressure`
+_BP_PAIR = re.compile(r"(?<![\w.,/-])(?P<sys>[7-9]\d|1\d\d|2[0-6]\d)\s?/\s?(?P<dia>[3-9]\d|1[0-6]\d)(?![\w/]|[.,]\d)")
 #: expressions found by a regex alone, and their kind
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TIMING, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
@@ -284,6 +290,9 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         for rx, kind in _PLAIN_KINDS:
             out.extend(ClinicalSpan(m.start(), m.end(), kind) for m in rx.finditer(text))
+        if "/" in text:
+            out.extend(ClinicalSpan(m.start(), m.end(), "analyte") for m in _BP_PAIR.finditer(text)
+                       if int(m.group("sys")) > int(m.group("dia")))
         for start, end in find_lot_codes(text):
             out.append(ClinicalSpan(start, end, "lot"))
         if self._designations is not None:

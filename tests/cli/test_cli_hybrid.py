@@ -82,3 +82,43 @@ def test_tune_thresholds_dry_run_leaves_manifest(monkeypatch, tmp_path: Path, mo
                "--plot", str(tmp_path / "p.png")) == 0
     assert (model_dir / "manifest.json").read_bytes() == before
     shutil.rmtree(model_dir)
+
+
+def test_tune_thresholds_pools_out_of_fold_scores(monkeypatch, tmp_path: Path, model_dir: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    """Out-of-fold scores join the search: their PHI counts, their name is recorded, a changed file is refused."""
+    import numpy as np
+
+    from deid_core.training.out_of_fold import file_sha256, write_index
+    from deid_core.training.tuning import TokenScores
+
+    oof = tmp_path / "oof"
+    entries = []
+    for k in range(2):
+        s = TokenScores(gold_phi=np.array([True, False, False]), rules_unsafe=np.array([True, True, False]),
+                        never_release=np.zeros(3, dtype=bool), p_safe=np.array([0.2, 0.9, 0.99]),
+                        families=np.array(["unknown", "unknown", "safe"], dtype=object))
+        s.save(oof / f"fold-{k}.npz")
+        entries.append({"fold": k, "scores": f"fold-{k}.npz", "sha256": file_sha256(oof / f"fold-{k}.npz")})
+    write_index(oof, setup="t", folds_total=2, fold_key="^[^-]+", corpora="train.jsonl", entries=entries)
+    text = f"Seen by Dr. {SECRET} on 12-JAN-2014 for rash."
+    gold = {"doc_id": "g1", "text": text, "spans": [{"start": 12, "end": 23, "label": "NAME"},
+                                                     {"start": 27, "end": 38, "label": "DATE"}]}
+    src = write(tmp_path, [json.dumps(gold).encode()])
+    capsys.readouterr()
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--target-recall", "1.0", "--model",
+               str(model_dir), "--oof", str(oof), "--cv-folds", "2", "--plot", str(tmp_path / "p.png")) == 0
+    out = capsys.readouterr().out
+    without = run(monkeypatch, "tune-thresholds", "--gold", str(src), "--target-recall", "1.0", "--model",
+                  str(model_dir), "--dry-run", "--plot", str(tmp_path / "p.png"))
+    out_without = capsys.readouterr().out
+    assert without == 0
+    gold_with = int(out.split(" gold PHI")[0].rsplit(" ", 1)[-1])
+    gold_without = int(out_without.split(" gold PHI")[0].rsplit(" ", 1)[-1])
+    assert gold_with == gold_without + 2
+    assert "3-fold cross-validation" in out or "4-fold cross-validation" in out
+    t = ModelManifest.read(model_dir).thresholds
+    assert t is not None and "+oof(train.jsonl;2folds;" in t.tuned_on
+    (oof / "fold-1.npz").write_bytes(b"changed")
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model_dir), "--oof", str(oof),
+               "--dry-run", "--plot", str(tmp_path / "p.png")) == 2
+    assert "changed" in capsys.readouterr().err

@@ -16,7 +16,8 @@ pytestmark = pytest.mark.spark
 
 
 def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from jobs.oof_scores import read_oof, out_of_fold_scores
+    from deid_core.training.out_of_fold import read_oof
+    from jobs.oof_scores import out_of_fold_scores
 
     from tests.deep.conftest import tiny_arch
 

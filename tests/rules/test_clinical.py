@@ -282,3 +282,15 @@ def test_designations_are_safe_and_a_date_still_wins(rules: RuleDeidentifier) ->
     # the "19" of the date stays a masked date token
     assert ("19", "pattern:DATE", True) in by_token
     assert all(r != "clinical:designation" for t, r, _ in by_token if t == "COVID19x")
+
+
+@pytest.mark.parametrize(("text", "pair"), [("10:55 98/59 59 16 Sitting", "98/59"),
+                                            ("pressure dropped, 187/95 then", "187/95"), ("was 140 / 90", "140 / 90")])
+def test_a_blood_pressure_pair_needs_no_cue(evidence: ClinicalEvidence, text: str, pair: str) -> None:
+    assert (pair, "analyte") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["seen 12/25", "on 10/30/2020", "ratio 60/80", "code 99/3", "dose 1/2",
+                                  "ref 270/95", "v2.98/59", "on 98/59/12"])
+def test_no_blood_pressure_where_a_date_or_other_ratio_may_be(evidence: ClinicalEvidence, text: str) -> None:
+    assert not any("/" in t and kind == "analyte" for t, kind in spans(evidence, text))

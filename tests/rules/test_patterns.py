@@ -348,7 +348,9 @@ def test_clinical_values_are_not_matched(text: str) -> None:
 # Values next to real identifiers: no PHONE/ID/URL/EMAIL on the values.
 @pytest.mark.parametrize(
     "text",
-    ["HR 56-71, RR 12-18, SBP 100-120", "WBC 11.2, PLT 250, Hct 35.2", "Rate 125 ml/hr for 24 hrs"],
+    ["HR 56-71, RR 12-18, SBP 100-120", "WBC 11.2, PLT 250, Hct 35.2", "Rate 125 ml/hr for 24 hrs",
+     # a vital-sign table row after a clock time: the window must not start at its minutes
+     "monitoring 11:00 89/56 66 14 Sitting/Chair"],
 )
 def test_value_series_are_not_phone_or_id(text: str) -> None:
     cats = {m.category for m in DETECTOR.find(text)}

@@ -34,8 +34,10 @@ _DIGIT_GROUPS = r"\(?\d++\)?(?:(?:[ .\-/]|\s?[-–]\s?)?\(?\d++\)?){0,7}"
 # Coarse phone shape: the windows handed to phonenumbers' matcher. Running the
 # matcher over whole narratives for ten regions costs tens of milliseconds
 # per document; over these short, pre-filtered windows it costs little.
+# A window never starts at the minutes of a clock time: "11:00 89/56 66 14" is a
+# time and a row of vital signs, not the number "00 89/56 66 14".
 _PHONE_SHAPE_RE = re.compile(
-    rf"(?<![\w+.,/])(?<![^\W_]-)(?P<main>(?:\+\s?)?{_DIGIT_GROUPS})(?P<ext>{_EXT})?", re.IGNORECASE
+    rf"(?<![\w+.,/])(?<![^\W_]-)(?<!\d:)(?P<main>(?:\+\s?)?{_DIGIT_GROUPS})(?P<ext>{_EXT})?", re.IGNORECASE
 )
 # Why: NANP numbers ((410) 555-9876, 410.555.9876, 240444-1243) must be found
 # even when US/CA are not among the configured regions or the per-text

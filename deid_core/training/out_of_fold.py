@@ -1,0 +1,70 @@
+"""Out-of-fold scores on disk: what `jobs.oof_scores` writes and the threshold search reads.
+
+Why apart from the job: the threshold search (`deid tune-thresholds`, the
+training job's tuning step) only needs to read and check the scores; it must
+not pull in Spark or the training loop to do so.
+
+A folder holds `fold-<k>.npz` (`TokenScores.save`) per fold and `oof.json`:
+the setup key that made them, the split, and a sha256 per fold file, so a
+changed or half-written file is refused instead of being pooled.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from deid_core.training.tuning import TokenScores
+
+OOF_INDEX = "oof.json"
+
+
+@dataclass(frozen=True)
+class OutOfFold:
+    """One `TokenScores` per fold, the index that describes them, and a name for manifests."""
+
+    folds: list[TokenScores]
+    name: str
+    index: dict[str, Any]
+
+    @property
+    def pooled(self) -> TokenScores:
+        return TokenScores.concatenate(self.folds)
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def read_oof(folder: Path) -> OutOfFold:
+    """Load a folder of out-of-fold scores; ValueError if it is missing, incomplete or changed."""
+    index_path = folder / OOF_INDEX
+    if not index_path.exists():
+        raise ValueError(f"no {OOF_INDEX} in {folder}: run `python -m jobs.oof_scores --out {folder}`")
+    index = json.loads(index_path.read_text(encoding="utf-8"))
+    if len(index.get("folds", [])) != index.get("folds_total"):
+        raise ValueError(f"{folder} holds {len(index.get('folds', []))} of {index.get('folds_total')} folds: "
+                         "the run did not finish")
+    parts = []
+    for f in index["folds"]:
+        path = folder / f["scores"]
+        if not path.exists() or file_sha256(path) != f["sha256"]:
+            raise ValueError(f"out-of-fold scores {path.name} missing or changed since {OOF_INDEX} was written")
+        parts.append(TokenScores.load(path))
+    name = f"oof({index['corpora']};{len(parts)}folds;{index['sha256'][:12]})"
+    return OutOfFold(parts, name, index)
+
+
+def write_index(folder: Path, *, setup: str, folds_total: int, fold_key: str, corpora: str,
+                entries: list[dict[str, Any]]) -> None:
+    """Record the finished folds; the combined hash names the whole set in manifests."""
+    entries = sorted(entries, key=lambda e: e["fold"])
+    h = hashlib.sha256()
+    for e in entries:
+        h.update(e["sha256"].encode())
+    index = {"setup": setup, "folds_total": folds_total, "fold_key": fold_key, "corpora": corpora,
+             "sha256": h.hexdigest(), "folds": entries}
+    (folder / OOF_INDEX).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
