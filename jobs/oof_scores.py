@@ -41,6 +41,11 @@ from deid_core.training.out_of_fold import OOF_INDEX, OutOfFold, file_sha256, re
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
+
+def say(msg: str) -> None:
+    print(f"[oof] {msg}", file=sys.stderr, flush=True)
+
+
 def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None) -> str:
     """What decides the fold models: training settings, architecture, split. A change retrains."""
     d = cfg.deep
@@ -54,8 +59,12 @@ def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | Non
 
 def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str = DEFAULT_FOLD_KEY,
                        config_file: Path | None = None, max_epochs: int | None = None,
-                       master: str = "local[*]") -> OutOfFold:
-    """Train one model per fold of the training corpora and keep its scores on the fold it did not see."""
+                       master: str = "local[*]", rescore: bool = False) -> OutOfFold:
+    """Train one model per fold of the training corpora and keep its scores on the fold it did not see.
+
+    `rescore`: keep the fold models and score their folds again (the rules changed, the models did
+    not); refuses when a fold model of this setup is missing.
+    """
     from deid_core.detectors import Method, build_detector
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.scoring import collect_scores
@@ -78,12 +87,24 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
     for k in range(folds):
         scores_path = out / f"fold-{k}.npz"
         test_docs: list[Document] = [d for path in corpora for d in held_out[path][k]]
+        fold_dir = out / f"fold-{k}"
+        if rescore:
+            if k not in done or not (fold_dir / "model" / "manifest.json").exists():
+                raise typer.BadParameter(f"no fold model {k} of this setup in {out}: run without --rescore first")
+            t0 = time.perf_counter()
+            det = build_detector(Method.deep, cfg, model_dir=fold_dir / "model")
+            scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
+            scores.save(scores_path)
+            entries.append({**done[k], "sha256": file_sha256(scores_path), "tokens": len(scores),
+                            "gold_phi": int(scores.gold_phi.sum()), "rescored": True})
+            _record(out, setup, cfg, folds, fold_key, entries + [e for j, e in done.items() if j > k])
+            say(f"fold {k}: scored again, {len(scores)} tokens ({time.perf_counter() - t0:.0f}s)")
+            continue
         if k in done and scores_path.exists() and file_sha256(scores_path) == done[k]["sha256"]:
             say(f"fold {k}: scores exist for this setup, kept")
             entries.append(done[k])
             continue
         t0 = time.perf_counter()
-        fold_dir = out / f"fold-{k}"
         fold_corpora = []
         for path, docs in corpora.items():
             ids = {d.doc_id for d in held_out[path][k]}
@@ -128,6 +149,7 @@ def main(
     config: Annotated[Optional[Path], typer.Option("--config")] = None,
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
+    rescore: Annotated[bool, typer.Option("--rescore", help="score the folds again with the existing fold models (after a rules change)")] = False,
 ) -> None:
     """Train a model per fold and write its scores on the held-out fold."""
     import os
@@ -139,7 +161,7 @@ def main(
     t0 = time.perf_counter()
     oof = out_of_fold_scores(cfg, out, folds=folds, fold_key=fold_key,
                              config_file=Path(config).resolve() if config else None,
-                             max_epochs=max_epochs, master=master)
+                             max_epochs=max_epochs, master=master, rescore=rescore)
     pooled = oof.pooled
     say(f"{oof.name}: {len(pooled)} tokens, {int(pooled.gold_phi.sum())} PHI, {time.perf_counter() - t0:.0f}s")
 

@@ -56,7 +56,18 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
     mtime = (out / "fold-0.npz").stat().st_mtime_ns
     again = out_of_fold_scores(small, out, folds=2, fold_key=r"^[^#]+", max_epochs=1)
     assert (out / "fold-0.npz").stat().st_mtime_ns == mtime and again.index["sha256"] == index["sha256"]
+    # after a rules change the fold models score their folds again without training
+    model_mtime = (out / "fold-0" / "model" / "manifest.json").stat().st_mtime_ns
+    rescored = out_of_fold_scores(small, out, folds=2, fold_key=r"^[^#]+", max_epochs=1, rescore=True)
+    assert (out / "fold-0" / "model" / "manifest.json").stat().st_mtime_ns == model_mtime
+    assert len(rescored.pooled) == len(pooled)
+    assert all(f.get("rescored") for f in rescored.index["folds"])
     # a changed scores file is refused, not silently pooled
     (out / "fold-1.npz").write_bytes(b"not scores")
     with pytest.raises(ValueError, match="changed"):
         read_oof(out)
+    # rescoring needs the fold models of this setup
+    import typer
+
+    with pytest.raises(typer.BadParameter, match="fold model"):
+        out_of_fold_scores(small, tmp_path / "empty", folds=2, fold_key=r"^[^#]+", max_epochs=1, rescore=True)

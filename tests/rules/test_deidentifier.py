@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from deid_core.categories import SAFE_LABEL
 from deid_core.detectors import FailClosed, RulesDetector
 from deid_core.dictionaries.flags import Lex
@@ -60,6 +62,25 @@ def test_single_letters_are_initials_except_the_article(rules: RuleDeidentifier)
     v = verdict(rules, "a patient K reported")
     assert v["a"] == (False, SAFE_LABEL)
     assert v["K"][0]
+
+
+@pytest.mark.parametrize(("text", "letters"), [
+    ("O: 58 YEAR OLD FEMALE", ["O"]), ("Plan. P: continue", ["P"]), ("I&O even, A&O x3", ["I", "O", "A", "O"]),
+    ("A-line placed, X-ray done, T-cell count", ["A", "X", "T"]), ("K+ 3.5 and Mg+ given", ["K"]),
+])
+def test_letters_of_clinical_notation_are_no_initials(rules: RuleDeidentifier, text: str, letters: list[str]) -> None:
+    a = rules.analyse(text)
+    got = [t.text for t, u in zip(a.tokens, a.unsafe, strict=True) if len(t.text) == 1 and t.text.isalpha() and not u]
+    assert got == letters
+
+
+@pytest.mark.parametrize(("text", "letter"), [
+    ("MET S. DOMINICO", "S"), ("J SMITH ORDERED", "J"), ("AT&T called", "T"), ("B&SR shop", "B"),
+    ("CARAFATE-W. MAROTTA AWARE", "W"), ("per d ross", "d"), ("U Maryland", "U"),
+])
+def test_initials_stay_unsafe(rules: RuleDeidentifier, text: str, letter: str) -> None:
+    a = rules.analyse(text)
+    assert all(u for t, u in zip(a.tokens, a.unsafe, strict=True) if t.text == letter)
 
 
 def test_multi_word_places_match_only_as_phrases(rules: RuleDeidentifier) -> None:

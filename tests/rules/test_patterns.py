@@ -336,6 +336,8 @@ CLINICAL = [
     "Drip at 100-200cc/hr, LAST ABG-119/36/7.47/27/2.",
     "On bi-pap 10/5 overnight, PSV 13/10 today.",
     "POD 3 s/p CABG, day 12 s/p fall.",
+    # an ordinal that counts the word after it
+    "Received 2nd unit of PRBC; 3RD CDIFF CULTURE SENT; 1ST AV block.",
 ]
 
 
@@ -343,6 +345,16 @@ CLINICAL = [
 def test_clinical_values_are_not_matched(text: str) -> None:
     found = [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
     assert found == []
+
+
+@pytest.mark.parametrize(("text", "day"), [
+    ("seen on the 29th by Dr X", "29th"), ("pt on 1st step mattress", "1st"), ("seen 15th Dr Smith", "15th"),
+    ("discharged 12th with meds", "12th"), ("on 5th Tuesday", "5th"), ("ARRIVED 22ND AT 1900", "22ND"),
+    ("since 12th rash", "12th"), ("seen 4th Mercy Hospital", "4th"), ("SEEN 15TH DR SMITH", "15TH"),
+    ("rash on 4th. Better", "4th"),
+])
+def test_an_ordinal_that_may_be_a_day_stays_a_date(text: str, day: str) -> None:
+    assert (day, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
 
 
 # Values next to real identifiers: no PHONE/ID/URL/EMAIL on the values.

@@ -211,6 +211,29 @@ def _month_day_dates(text: str) -> Iterator[PatternMatch]:
             continue
         yield PatternMatch(m.start(), m.end(), "DATE", "date_month_day")
 
+# "on 1st step mattress", "received 2nd unit", "3RD CDIFF CULTURE": an ordinal straight before
+# a word is a count of that word, unless the word can continue a date (a month, a weekday, a
+# connector such as "of", "at", "and", a title) or the ordinal follows a date word ("the 3rd",
+# "on 3rd", "since 12th"). Title-case words after it are left alone (a place or a name may
+# follow a date). On PhysioNet train + dev this frees 44 counted ordinals; the one ordinal
+# there that is PHI stays a date. The noun list above stays for hyphens and Title case.
+_DATE_CONTINUES = (
+    r"(?:of|at|in|on|and|to|through|thru|till|until|or|when|with|by|for|from|after|before|since|during|"
+    r"around|about|approx|am|pm|a\.m|p\.m|dr|mr|mrs|ms|miss|prof|"
+    r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)[a-z]*)"
+)
+_COUNTED_WORD_AFTER_RE = re.compile(
+    rf"[ \t]+(?!(?i:{_DATE_CONTINUES})\b)(?:[a-z]{{2,}}|[A-Z]{{2,}})(?![^\W\d_])"
+)
+_DATE_WORD_BEFORE_RE = re.compile(
+    r"(?i)\b(?:the|on|by|since|until|till|from|of|due|dated|date|thru|through|to)\s*$"
+)
+
+
+def _counted_ordinal(text: str, start: int, end: int) -> bool:
+    """An ordinal that counts the word after it ("2nd unit"), not a day of a month."""
+    return bool(_COUNTED_WORD_AFTER_RE.match(text, end)) and not _preceded_by(text, start, _DATE_WORD_BEFORE_RE, 12)
+
 
 def _partial_dates(text: str) -> Iterator[PatternMatch]:
     """Years (alone or after a period word), apostrophe years and ordinal days."""
@@ -224,7 +247,8 @@ def _partial_dates(text: str) -> Iterator[PatternMatch]:
     for m in _DATE_APOS_YEAR_RE.finditer(text):
         yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
     for m in _DATE_ORDINAL_RE.finditer(text):
-        if 1 <= int(m.group("day")) <= 31 and not _followed_by(text, m.end(), _ORDINAL_NOUN_AFTER_RE):
+        if (1 <= int(m.group("day")) <= 31 and not _followed_by(text, m.end(), _ORDINAL_NOUN_AFTER_RE)
+                and not _counted_ordinal(text, m.start(), m.end())):
             yield PatternMatch(m.start(), m.end(), "DATE", "date_ordinal")
 
 
