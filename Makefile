@@ -23,10 +23,13 @@ export TF_CPP_MIN_LOG_LEVEL := 2
 
 MODEL       := models/default
 VARIANTS    := build/variants
+OOF         := build/oof
+OOF_FOLDS   := 3
+SHARED      := ../shared/data
 # the variant comparison trains each variant on the same reduced budget
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
-.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants clean \
+.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants oof-scores thresholds clean \
         airflow-setup qa-sample qa-review publish airflow-nightly
 
 help:
@@ -39,6 +42,8 @@ help:
 	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores; ingest reports/s"
 	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
+	@echo "make oof-scores - one model per patient fold of the training corpus, scores on the fold it did not see (~80 min)"
+	@echo "make thresholds - tune the default model's thresholds on dev + annotated VAERS dev + those out-of-fold scores"
 
 # ---- set-up ------------------------------------------------------------------
 
@@ -162,6 +167,18 @@ train-variants: setup
 	for v in a b c d; do $(PY) -m jobs.train_model --variant $$v --out $(VARIANTS)/$$v-softmax $(VARIANT_ARGS) || exit 1; done
 	$(PY) -m jobs.train_model --head crf --out $(VARIANTS)/d-crf $(VARIANT_ARGS)
 	$(PY) -m jobs.train_model --head window --out $(VARIANTS)/d-window $(VARIANT_ARGS)
+
+# out-of-fold scores of the training corpus: several times more PHI for the threshold search
+# than dev alone (jobs/oof_scores.py); resumable, and kept while the training setup is unchanged
+oof-scores: setup
+	$(PY) -m jobs.oof_scores --folds $(OOF_FOLDS) --out $(OOF)
+
+build/vaers_pv_dev.jsonl: bench/annotations/vaers_pv/dev.jsonl
+	$(PY) -m deid_core.corpus.standoff materialise --annotations $< --shared $(SHARED) --out $@
+
+thresholds: oof-scores build/vaers_pv_dev.jsonl
+	$(VENV)/bin/deid tune-thresholds --model $(MODEL) --gold $(SHARED)/physionet_deid/dev.jsonl \
+	  --gold build/vaers_pv_dev.jsonl --oof $(OOF) --cv-folds 5 --fold-key '^(?:VAERS-[0-9]+|[^-]+)'
 
 bench-variants: train-variants
 	$(PY) bench/accuracy.py --variants $(VARIANTS)
