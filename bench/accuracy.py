@@ -31,7 +31,7 @@ per-reason thresholds that are best on dev are applied to test; PhysioNet's deid
     .venv/bin/python bench/accuracy.py --variants build/variants [--split test]
     .venv/bin/python bench/accuracy.py --synthetic 300 [--json]
     .venv/bin/python bench/accuracy.py --vaers [--split test]
-    .venv/bin/python bench/accuracy.py --frontier [--plot build/frontier.png]
+    .venv/bin/python bench/accuracy.py --frontier [--plot build/frontier.png] [--oof build/oof]
 """
 
 from __future__ import annotations
@@ -74,8 +74,11 @@ def vaers_docs(split: str) -> list[Document]:
     return read_standoff(require(VAERS_PV / f"{split}.jsonl"), require(SHARED))
 
 
-def frontier(model_dir: Path | None, plot: Path | None) -> list[dict]:
-    """Per-reason thresholds chosen on dev for each target, applied to test (never chosen on test)."""
+def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None) -> list[dict]:
+    """Per-reason thresholds chosen on dev for each target, applied to test (never chosen on test).
+
+    `oof`: also pool out-of-fold scores of the training corpus (`jobs.oof_scores`) into the tuning set.
+    """
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.reason_search import masked_by
     from deid_core.training.scoring import collect_scores, tune_by_reason, tuning_documents
@@ -87,6 +90,11 @@ def frontier(model_dir: Path | None, plot: Path | None) -> list[dict]:
     # the same tuning set as `make train`
     tuning, _ = tuning_documents(tcfg, read_jsonl(require(PHYSIONET / "dev.jsonl")), "dev.jsonl")
     dev = collect_scores(det.inner, tuning, never)  # type: ignore[arg-type]
+    if oof is not None:
+        from deid_core.training.out_of_fold import read_oof
+        from deid_core.training.tuning import TokenScores
+
+        dev = TokenScores.concatenate([dev, read_oof(oof).pooled])
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
                                prior_strength=tcfg.threshold_prior_strength,
@@ -203,11 +211,12 @@ def main() -> None:
     ap.add_argument("--vaers", action="store_true", help="evaluate on the annotated VAERS set instead")
     ap.add_argument("--frontier", action="store_true", help="precision-recall frontier on test, thresholds from dev")
     ap.add_argument("--plot", type=Path, help="PNG of the frontier (with --frontier)")
+    ap.add_argument("--oof", type=Path, help="with --frontier: pool these out-of-fold scores (jobs.oof_scores) with dev")
     ap.add_argument("--model", type=Path, help="model directory (default: the configured one)")
     args = ap.parse_args()
     results = []
     if args.frontier:
-        rows = frontier(args.model, args.plot)
+        rows = frontier(args.model, args.plot, args.oof)
         print(json.dumps(rows, indent=2) if args.json else "", end="" if not args.json else "\n")
         if not args.json:
             _print_frontier(rows)
