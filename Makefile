@@ -40,7 +40,7 @@ help:
 	@echo "make airflow-nightly - run the nightly DAG once (airflow dags test) on the sample reports"
 	@echo "make bench  - accuracy, throughput and replacement benchmarks (needs ../shared/data)"
 	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores; ingest reports/s"
-	@echo "make train  - retrain the default model $(MODEL) on the open data (CPU, under an hour)"
+	@echo "make train  - out-of-fold scores (kept while the setup is unchanged), then retrain $(MODEL) on the open data"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
 	@echo "make oof-scores - one model per patient fold of the training corpus, scores on the fold it did not see (~80 min)"
 	@echo "make thresholds - tune the default model's thresholds on dev + annotated VAERS dev + those out-of-fold scores"
@@ -160,7 +160,8 @@ bench-spark: setup
 
 # ---- the deep model ------------------------------------------------------------
 
-train: setup
+# the training job pools the out-of-fold scores (deep.training.tuning_oof) into its threshold search
+train: setup oof-scores
 	$(PY) -m jobs.train_model --out $(MODEL)
 
 train-variants: setup

@@ -234,6 +234,9 @@ class TrainingConfig(_Strict):
     tuning_standoff: list[Path] = Field(default_factory=list)
     #: shared data root the stand-off files refer to
     shared_data: Path | None = None
+    #: out-of-fold scores of the training corpora (`jobs.oof_scores`, `make oof-scores`) pooled with the
+    #: tuning set by the training job; None: dev alone. Set but missing is an error, not a silent fallback.
+    tuning_oof: Path | None = None
     #: smoothing of small reason families in the threshold search (pooled PHI tokens added per
     #: family, `reason_search.search`); chosen by patient-level cross-validation on dev
     threshold_prior_strength: float = Field(50.0, ge=0)

@@ -18,31 +18,23 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 #: pattern detectors whose matches form a family of their own: a date, an age, a phone number and an ID
 #: are not equally often right (a ventilator setting "10/5" reads as a date, an age under 90 is no PHI)
 PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHONE", "pattern:ID")
-#: masked words split by what else the word is: a word on a name or place list that is also a
-#: common or medical word ("Brown", "son", "Foley", "Good"), and an unknown word written in lower
-#: case (a misspelling such as "codiene" far more often than a name). The network tells these apart
-#: from "Smith" or "Dominico" more easily, so they may earn a threshold of their own.
-WORD_FAMILIES: tuple[str, ...] = ("unsafe_list:common", "unknown:lower")
-#: families with a parent whose threshold they fall back to (a manifest tuned before the split)
-SUB_FAMILIES: tuple[str, ...] = (*PATTERN_FAMILIES, *WORD_FAMILIES)
-#: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; the reason itself
-#: for `SUB_FAMILIES`, with its parent, e.g. "pattern" for the other detectors, as their fallback)
+#: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
+#: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
-                                   *SUB_FAMILIES)
+                                   *PATTERN_FAMILIES)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, or clinical-value
 #: evidence ("40 mg")
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
-    """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
-    "unsafe_list:common").
+    """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL").
 
     One definition for the combiner at run time and the threshold search, so
     a threshold is applied to exactly the tokens it was tuned on. A reason
     outside the known families counts as "unknown" (masked) or "safe".
     """
-    if rules_unsafe and reason in SUB_FAMILIES:
+    if rules_unsafe and reason in PATTERN_FAMILIES:
         return reason
     family = reason.split(":", 1)[0]
     if rules_unsafe:
@@ -96,10 +88,10 @@ class Thresholds(BaseModel):
         return out
 
     def _lookup(self, family: str) -> float | None:
-        """A family's threshold; a sub-family without its own (a manifest tuned before the split) uses its parent's."""
+        """A family's threshold; a pattern kind without its own (a manifest tuned before the split) uses "pattern"'s."""
         t = self.by_reason.get(family)
-        if t is None and family in SUB_FAMILIES:
-            t = self.by_reason.get(family.split(":", 1)[0])
+        if t is None and family in PATTERN_FAMILIES:
+            t = self.by_reason.get("pattern")
         return t
 
     def __init__(self, low: float, high: float, **provenance: Any) -> None:

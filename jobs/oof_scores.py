@@ -46,12 +46,31 @@ def say(msg: str) -> None:
     print(f"[oof] {msg}", file=sys.stderr, flush=True)
 
 
+#: training settings that do not change a fold model: where it runs, and how thresholds are tuned after it
+_NOT_SETUP = frozenset({"workdir", "shared_data", "spark_conf", "tuning_oof", "tuning_standoff",
+                        "threshold_prior_strength", "threshold_target_recall"})
+
+
 def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None) -> str:
-    """What decides the fold models: training settings, architecture, split. A change retrains."""
+    """What decides the fold models: training settings, data contents, architecture, split. A change retrains.
+
+    Paths enter by file name and content hash, not by location, and the scratch folder not at all,
+    so a checkout elsewhere (a git worktree, a CI runner) finds the same folds.
+    """
     d = cfg.deep
+
+    def portable(value: object) -> object:
+        if isinstance(value, Path):
+            return f"{value.name}:{file_sha256(value)}" if value.is_file() else value.name
+        if isinstance(value, list):
+            return [portable(v) for v in value]
+        return value
+
+    training = {k: portable(getattr(d.training, k)) for k in type(d.training).model_fields
+                if k not in _NOT_SETUP}
     payload = json.dumps(
-        [d.training.model_dump(mode="json"), d.architecture.model_dump(mode="json"),
-         d.sequence.model_dump(mode="json"), d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs],
+        [training, d.architecture.model_dump(mode="json"), d.sequence.model_dump(mode="json"),
+         d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs],
         sort_keys=True, default=str,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -127,7 +127,7 @@ def main(
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     target_recall: Annotated[Optional[float], typer.Option(help="recall target for the threshold search on dev (default: deep.training.threshold_target_recall)")] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
-    oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="pool these out-of-fold scores (jobs.oof_scores) with dev in the threshold search")] = None,
+    oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="pool these out-of-fold scores (jobs.oof_scores) with dev in the threshold search (default: deep.training.tuning_oof)")] = None,
     workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
 ) -> None:
     """Train and export a model; prints one line per epoch and a summary."""
@@ -154,7 +154,7 @@ def main(
         max_epochs=max_epochs,
         target_recall=target_recall,
         master=master,
-        oof=oof,
+        oof=oof if oof is not None else cfg.deep.training.tuning_oof,
     )
     say(f"done in {time.perf_counter() - t_start:.0f}s")
 
@@ -426,7 +426,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
         try:
             out_of_fold = read_oof(oof)
         except ValueError as exc:
-            raise typer.BadParameter(str(exc)) from None
+            raise typer.BadParameter(f"{exc} (deep.training.tuning_oof names it; `make oof-scores` makes it)") from None
         scores = TokenScores.concatenate([scores, out_of_fold.pooled])
         dev_name += "+" + out_of_fold.name
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")

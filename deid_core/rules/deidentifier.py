@@ -41,8 +41,7 @@ class RuleAnalysis:
     """The rules' verdict on one text, token by token.
 
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
-    "unsafe_list", "unsafe_list:common" for a listed name that is also a common word,
-    "digit", "single_letter", "unknown", "unknown:lower") or why it is safe
+    "unsafe_list", "digit", "single_letter", "unknown") or why it is safe
     ("drug": a complete drug name; "medical": on a medical or MedDRA list;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
@@ -307,11 +306,6 @@ class RuleDeidentifier:
                 continue
             if reason is not None:
                 unsafe[i] = True
-                # sub-families of their own threshold (`deid_core.thresholds.WORD_FAMILIES`)
-                if reason == "unsafe_list" and f & _SAFE:
-                    reason = "unsafe_list:common"
-                elif reason == "unknown" and s.islower():
-                    reason = "unknown:lower"
                 reasons[i] = reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
             elif f & _DRUG_NAME and not f & _STOPWORD:

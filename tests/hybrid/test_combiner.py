@@ -202,15 +202,3 @@ def test_pattern_kinds_have_their_own_threshold_and_fall_back_to_the_pattern_one
     old = Thresholds(0.5, 0.9, by_reason={"pattern": 0.999})
     assert old.per_token(unsafe, reasons).tolist() == [0.999, 0.999, 0.999]
 
-
-def test_word_sub_families_fall_back_to_their_parent() -> None:
-    from deid_core.thresholds import reason_family
-
-    reasons = ["unsafe_list:common", "unknown:lower", "unsafe_list", "unknown"]
-    unsafe = np.array([True, True, True, True])
-    assert [reason_family(r, True) for r in reasons] == reasons
-    split = Thresholds(0.5, 0.9, by_reason={"unsafe_list:common": 0.95, "unknown:lower": 0.9,
-                                            "unsafe_list": 0.999, "unknown": 0.99})
-    assert split.per_token(unsafe, reasons).tolist() == [0.95, 0.9, 0.999, 0.99]
-    old = Thresholds(0.5, 0.9, by_reason={"unsafe_list": 0.999, "unknown": 0.99})
-    assert old.per_token(unsafe, reasons).tolist() == [0.999, 0.99, 0.999, 0.99]

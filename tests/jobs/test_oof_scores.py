@@ -52,6 +52,18 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
     assert len(pooled) == sum(f["tokens"] for f in index["folds"]) > 0
     assert pooled.gold_phi.sum() == sum(f["gold_phi"] for f in index["folds"]) > 0
     assert np.all((pooled.p_safe >= 0) & (pooled.p_safe <= 1)) and pooled.families is not None
+    # the setup is what trains the folds, not where the checkout or the scratch folder is
+    from jobs.oof_scores import _setup_key
+
+    moved = small.model_copy(update={"deep": small.deep.model_copy(update={
+        "training": small.deep.training.model_copy(update={"workdir": tmp_path / "elsewhere"})})})
+    assert _setup_key(moved, 2, r"^[^#]+", 1) == index["setup"]
+    changed = small.model_copy(update={"deep": small.deep.model_copy(update={
+        "training": small.deep.training.model_copy(update={"seed": 99})})})
+    assert _setup_key(changed, 2, r"^[^#]+", 1) != index["setup"]
+    retuned = small.model_copy(update={"deep": small.deep.model_copy(update={
+        "training": small.deep.training.model_copy(update={"threshold_target_recall": 0.9, "tuning_oof": out})})})
+    assert _setup_key(retuned, 2, r"^[^#]+", 1) == index["setup"]  # tuning settings train no fold model
     # a rerun with the same setup reuses the scores instead of training again
     mtime = (out / "fold-0.npz").stat().st_mtime_ns
     again = out_of_fold_scores(small, out, folds=2, fold_key=r"^[^#]+", max_epochs=1)

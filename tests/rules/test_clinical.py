@@ -103,7 +103,7 @@ def test_slashed_initials_and_possessive_names(rules: RuleDeidentifier) -> None:
     assert ("J", True, "single_letter") in by and ("S", True, "single_letter") in by
     # the possessive and plural endings are no initials; an "s" standing alone in brackets is judged as a letter
     assert [u for t, u, _ in by if t == "s"] == [False, False, False, True]
-    assert ("Smith", True, "unsafe_list:common") in by  # the name itself is judged alone ("smith" is a word too)
+    assert ("Smith", True, "unsafe_list") in by  # the name itself is judged alone
 
 
 def test_clock_times_do_not_override_an_address_or_a_year(rules: RuleDeidentifier) -> None:

@@ -49,14 +49,9 @@ def test_unsafe_lists_overrule_safe_lists(rules: RuleDeidentifier) -> None:
 
 
 def test_unknown_words_and_digits_are_masked(rules: RuleDeidentifier) -> None:
-    a = rules.analyse("Xqzvbl took 5b")
+    a = rules.analyse("xqzvbl took 5b")
     reasons = dict(zip([t.text for t in a.tokens], a.reasons))
-    assert reasons == {"Xqzvbl": "unknown", "took": "safe", "5b": "digit"}
-    # sub-families with a threshold of their own: an unknown word in lower case, a listed name
-    # that is also a common word ("Brown"); a name only ("Dominico") keeps the parent reason
-    a = rules.analyse("xqzvbl and Brown met Dominico")
-    assert [(t.text, r) for t, r, u in zip(a.tokens, a.reasons, a.unsafe, strict=True) if u] == [
-        ("xqzvbl", "unknown:lower"), ("Brown", "unsafe_list:common"), ("Dominico", "unsafe_list")]
+    assert reasons == {"xqzvbl": "unknown", "took": "safe", "5b": "digit"}
     # with a unit, the same shape is a dose (deid_core/rules/clinical.py)
     assert rules.analyse("took 5mg").reasons == ["safe", "clinical:quantity"]
     # a word a medical, drug or MedDRA list knows has its own threshold family
@@ -142,13 +137,11 @@ def test_stopwords_are_never_names_or_places(rules: RuleDeidentifier) -> None:
 
 
 def test_scores_follow_the_reason(rules: RuleDeidentifier, cfg) -> None:
-    a = rules.analyse("Seen by Dr. Tyro on 12-JAN-2014 Xqzvbl")
+    a = rules.analyse("Seen by Dr. Tyro on 12-JAN-2014 xqzvbl")
     by_word = {t.text: (a.reasons[i], a.scores[i]) for i, t in enumerate(a.tokens)}
     assert by_word["Tyro"] == ("context:titled_name", cfg.rules.scores.context)
     assert by_word["2014"] == ("pattern:DATE", cfg.rules.scores.pattern)
-    assert by_word["Xqzvbl"] == ("unknown", cfg.rules.scores.unknown)
-    # a sub-family scores as its parent
-    assert rules.analyse("xqzvbl").scores == [cfg.rules.scores.unknown]
+    assert by_word["xqzvbl"] == ("unknown", cfg.rules.scores.unknown)
     assert by_word["Seen"] == ("safe", 0.0)
 
 

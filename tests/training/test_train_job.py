@@ -55,10 +55,22 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
             (inside if hit else outside).add(normalise_word(t.lower))
     only_phi = inside - outside
     assert len(only_phi) > 20 and not only_phi & set(vocab.words)
-    # fine-tuning keeps the vocabulary and records its base
+    # fine-tuning keeps the vocabulary and records its base; out-of-fold scores join its threshold search
+    import numpy as np
+
+    from deid_core.training.out_of_fold import file_sha256, write_index
+    from deid_core.training.tuning import TokenScores
+
+    oof = tmp_path / "oof"
+    TokenScores(gold_phi=np.array([True, False]), rules_unsafe=np.array([True, True]),
+                never_release=np.zeros(2, dtype=bool), p_safe=np.array([0.1, 0.9]),
+                families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
+    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
+                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
     out2 = tmp_path / "site_model"
     m2 = train_model(small, config_file=None, out=out2, corpora=[site_path], dev_path=dev_path, synthetic_docs=0,
-                     base_model=out, max_epochs=1, target_recall=0.5)
+                     base_model=out, max_epochs=1, target_recall=0.5, oof=oof)
+    assert m2.thresholds is not None and m2.thresholds.tuned_on.startswith("dev.jsonl+oof(train.jsonl;1folds;")
     assert m2.base_model == m.model_version
     assert m2.vocabulary_sha256 == m.vocabulary_sha256 and m2.model_version != m.model_version
     assert json.loads((out2 / "manifest.json").read_text())["training_data"][0]["name"] == "site.jsonl"
