@@ -1,7 +1,7 @@
 """Train (or fine-tune) the deep de-identifier: corpora -> Spark -> Parquet -> petastorm -> tf.data -> Keras.
 
     python -m jobs.train_model                       # the default model from the open data
-    python -m jobs.train_model --corpus site.jsonl --base-model models/default --out models/site
+    python -m jobs.train_model --corpus site.jsonl --base-model models/default --out models/site --dev-only
 
 Stages:
 1. Spark reads the corpora (JSONL or folders of i2b2 XML) and the synthetic
@@ -13,7 +13,9 @@ Stages:
 3. Spark cuts the tables into padded windows; petastorm materialises them
    and feeds tf.data; `model.fit` with Adam and early stopping on dev.
 4. The model is exported with its manifest, the thresholds are tuned on
-   dev (see `deid tune-thresholds`) and dev metrics are recorded.
+   dev plus the out-of-fold scores of `deep.training.tuning_oof` (see
+   `deid tune-thresholds`, `jobs.oof_scores`; `--dev-only`: dev alone) and
+   dev metrics are recorded.
 """
 
 from __future__ import annotations
@@ -128,6 +130,7 @@ def main(
     target_recall: Annotated[Optional[float], typer.Option(help="recall target for the threshold search on dev (default: deep.training.threshold_target_recall)")] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
     oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="pool these out-of-fold scores (jobs.oof_scores) with dev in the threshold search (default: deep.training.tuning_oof)")] = None,
+    dev_only: Annotated[bool, typer.Option("--dev-only", help="tune the thresholds on dev alone, without out-of-fold scores (a site fine-tune)")] = False,
     workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
 ) -> None:
     """Train and export a model; prints one line per epoch and a summary."""
@@ -154,9 +157,18 @@ def main(
         max_epochs=max_epochs,
         target_recall=target_recall,
         master=master,
-        oof=oof if oof is not None else cfg.deep.training.tuning_oof,
+        oof=_tuning_oof(oof, dev_only, cfg),
     )
     say(f"done in {time.perf_counter() - t_start:.0f}s")
+
+
+def _tuning_oof(oof: Path | None, dev_only: bool, cfg: DeidConfig) -> Path | None:
+    """The out-of-fold scores the threshold search pools: `--oof`, else the config's, none with `--dev-only`."""
+    if dev_only:
+        if oof is not None:
+            raise typer.BadParameter("--oof and --dev-only exclude each other")
+        return None
+    return oof if oof is not None else cfg.deep.training.tuning_oof
 
 
 def train_model(

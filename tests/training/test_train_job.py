@@ -130,3 +130,15 @@ def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  
     row = vocab.words.index("quokka")
     np.testing.assert_allclose(table[row], np.asarray(lines[4].split()[1:], dtype=np.float32), atol=1e-4)
     assert not table[vocab.words.index("<unk>")].any()
+
+
+def test_which_out_of_fold_scores_the_search_pools(cfg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import typer
+
+    from jobs.train_model import _tuning_oof
+
+    assert _tuning_oof(None, False, cfg) == cfg.deep.training.tuning_oof
+    assert _tuning_oof(tmp_path, False, cfg) == tmp_path
+    assert _tuning_oof(None, True, cfg) is None
+    with pytest.raises(typer.BadParameter, match="exclude"):
+        _tuning_oof(tmp_path, True, cfg)
