@@ -138,7 +138,8 @@ _SCORE = re.compile(
 )
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
 _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
-         r"|decreased to|now|down to|up to|in the|high|low)\s+|\s+)")
+         r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low)"
+         r"\s+|\s+|(?=\s?[<>≤≥]))")
 #: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s")
 _SERIES_NUMBER = rf"(?:\d+0'?s|{_NUMBER}|\.\d+)"
 _SERIES_PART = rf"(?:{_SERIES_NUMBER}(?:\s?(?:-|–)\s?{_SERIES_NUMBER})?)"
@@ -250,6 +251,12 @@ class ClinicalEvidence:
         lowered = [t.lower for t in tokens]
         for i, first in enumerate(lowered):
             options = self._names_by_first.get(first)
+            if options is None and len(first) > 3 and first.endswith("s"):
+                # a plural ("MAPS >60", "GLUCOSES 170'S"): only a one-word name
+                options = [p for p in self._names_by_first.get(first[:-1], ()) if len(p) == 1]
+                if options:
+                    yield tokens[i].start, tokens[i].end, options[0][0]
+                continue
             if options is None or (tokens[i].start and text[tokens[i].start - 1] == "."):
                 continue
             for parts in options:
@@ -287,6 +294,10 @@ class ClinicalEvidence:
                     end -= 1
             out.append(ClinicalSpan(start, end, "analyte"))
         for m in self._value_first.finditer(text):
+            # a name of one or two letters glued to a number is a code, not a setting: "Studio 19k",
+            # the postcode "KA0 7BS"; "5 peep", "40% FiO2", "7.5peep" keep theirs
+            if len(m.group("name")) <= 2 and not text[m.start("name") - 1].isspace():
+                continue
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         for rx, kind in _PLAIN_KINDS:
             out.extend(ClinicalSpan(m.start(), m.end(), kind) for m in rx.finditer(text))

@@ -294,3 +294,17 @@ def test_a_blood_pressure_pair_needs_no_cue(evidence: ClinicalEvidence, text: st
                                   "ref 270/95", "v2.98/59", "on 98/59/12"])
 def test_no_blood_pressure_where_a_date_or_other_ratio_may_be(evidence: ClinicalEvidence, text: str) -> None:
     assert not any("/" in t and kind == "analyte" for t, kind in spans(evidence, text))
+
+
+@pytest.mark.parametrize("text", ["I live at Studio 19k, Elizabeth Dam", "STRETFORD KA0 7BS. THE PATIENT"])
+def test_a_short_analyte_glued_to_a_number_is_a_code(evidence: ClinicalEvidence, text: str) -> None:
+    assert not any(any(ch.isdigit() for ch in t) for t, _ in spans(evidence, text))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("her troponin came back at 5.2 and", "5.2"), ("keep sbp<130. pain", "130"), ("maintain maps >60.", "60"),
+    ("bp btwn 120-130. ok", "120-130"), ("GLUCOSES 170'S TO 190'S", "170"), ("HCT down from 30 > 28", "30"),
+    ("5 peep and 40% FiO2", "5"),
+])
+def test_more_ways_to_give_an_analyte_its_value(evidence: ClinicalEvidence, text: str, value: str) -> None:
+    assert any(value in t for t, kind in spans(evidence, text) if kind == "analyte")

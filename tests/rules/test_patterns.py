@@ -95,6 +95,7 @@ AGES = [
     "[[45]]y female, smoker.",
     "A man in his [[80s]] fell.",
     "A woman in her late [[80s]] fell.",
+    "Now in her [[100s]], she had received it.",
     "Siblings in their [[eighties]] were well.",
     "Infant [[3]] months old with fever.",
     "A [[6]]-week-old infant with fever.",

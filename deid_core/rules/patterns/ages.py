@@ -78,10 +78,10 @@ _AGE_KEYWORD_RES: tuple[re.Pattern[str], ...] = (
     ),
     re.compile(r"(?<![^\W\d_])(?i:a\.o\.)\s*(?P<num>\d{1,3})(?!\d)"),
 )
-# in his 80s, in her late 80s, in their eighties
+# in his 80s, in her late 80s, in their eighties, in her 100s (a centenarian: over 89, PHI)
 _AGE_DECADE_RE = re.compile(
     r"(?<![^\W\d_])(?:in|at)\s+(?:his|her|their|the|its)\s+(?:(?:early|mid|late)[\s-]*)?"
-    r"(?P<num>\d0['’]?s|teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)(?![^\W\d_])",
+    r"(?P<num>1?\d0['’]?s|teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)(?![^\W\d_])",
     re.IGNORECASE,
 )
 _DECADE_GATES = ("0s", "0's", "0’s", "ties", "teens")
