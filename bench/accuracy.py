@@ -92,9 +92,8 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
     dev = collect_scores(det.inner, tuning, never)  # type: ignore[arg-type]
     if oof is not None:
         from deid_core.training.out_of_fold import read_oof
-        from deid_core.training.tuning import TokenScores
 
-        dev = TokenScores.concatenate([dev, read_oof(oof).pooled])
+        dev, _ = read_oof(oof).pooled_with(dev, "dev")
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
                                prior_strength=tcfg.threshold_prior_strength,

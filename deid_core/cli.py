@@ -308,8 +308,7 @@ def tune_thresholds(
         except ValueError as exc:
             raise CliError(str(exc)) from None
         oof_folds = out_of_fold.folds
-        scores = TokenScores.concatenate([scores, out_of_fold.pooled])
-        name += "+" + out_of_fold.name
+        scores, name = out_of_fold.pooled_with(scores, name)
     plot_path = plot or model_dir / f"precision_recall_{gold[0].stem}.png"
     best, result = tune(scores, target_recall, plot_path)
     err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")

@@ -433,14 +433,12 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     scores = collect_scores(det.inner, dev_docs, never)  # type: ignore[arg-type]
     if oof is not None:
         from deid_core.training.out_of_fold import read_oof
-        from deid_core.training.tuning import TokenScores
 
         try:
             out_of_fold = read_oof(oof)
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (deep.training.tuning_oof names it; `make oof-scores` makes it)") from None
-        scores = TokenScores.concatenate([scores, out_of_fold.pooled])
-        dev_name += "+" + out_of_fold.name
+        scores, dev_name = out_of_fold.pooled_with(scores, dev_name)
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
     # families the configuration sets (clinical values: always kept) are a policy, not tuned
     best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength,

@@ -196,6 +196,9 @@ class ClinicalEvidence:
                 self._names_by_first.setdefault(parts[0], []).append(parts)
         for options in self._names_by_first.values():
             options.sort(key=len, reverse=True)
+        #: names of one token, the only ones found in the plural ("MAPS", "GLUCOSES")
+        self._one_word_names = frozenset(first for first, options in self._names_by_first.items()
+                                         if any(len(p) == 1 for p in options))
         self._unit_cache: dict[str, bool] = {}
         #: ventilator and drip settings put the value first: "5 peep", "40% FiO2", "7.5peep"
         self._value_first = re.compile(
@@ -250,14 +253,13 @@ class ClinicalEvidence:
         """(start, end, name) of each analyte name in the text, by token."""
         lowered = [t.lower for t in tokens]
         for i, first in enumerate(lowered):
-            options = self._names_by_first.get(first)
-            if options is None and len(first) > 3 and first.endswith("s"):
-                # a plural ("MAPS >60", "GLUCOSES 170'S"): only a one-word name
-                options = [p for p in self._names_by_first.get(first[:-1], ()) if len(p) == 1]
-                if options:
-                    yield tokens[i].start, tokens[i].end, options[0][0]
+            if tokens[i].start and text[tokens[i].start - 1] == ".":
                 continue
-            if options is None or (tokens[i].start and text[tokens[i].start - 1] == "."):
+            options = self._names_by_first.get(first)
+            if options is None:
+                # a plural ("MAPS >60", "GLUCOSES 170'S"): only a one-word name
+                if len(first) > 3 and first.endswith("s") and first[:-1] in self._one_word_names:
+                    yield tokens[i].start, tokens[i].end, first[:-1]
                 continue
             for parts in options:
                 k = i + len(parts)

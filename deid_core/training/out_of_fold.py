@@ -34,6 +34,10 @@ class OutOfFold:
     def pooled(self) -> TokenScores:
         return TokenScores.concatenate(self.folds)
 
+    def pooled_with(self, scores: TokenScores, name: str) -> tuple[TokenScores, str]:
+        """A tuning set's scores with these appended, and the pooled set's name for the manifest."""
+        return TokenScores.concatenate([scores, self.pooled]), f"{name}+{self.name}"
+
 
 def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
