@@ -296,6 +296,18 @@ class CombinerConfig(_Strict):
         return v
 
 
+class InferenceConfig(_Strict):
+    """Where and how the network runs (`deid_core.deep.backend`, `deid_core.deep.predictor`)."""
+
+    #: Keras backend: auto takes JAX when it sees a GPU, else the faster CPU backend measured
+    backend: Literal["auto", "tensorflow", "jax"] = "auto"
+    #: auto: a GPU when JAX sees one, else CPU; gpu without one falls back to CPU and says so
+    device: Literal["auto", "cpu", "gpu"] = "auto"
+    #: padded token positions per network call (windows x window length); an accelerator
+    #: wants more than a CPU core (bench/inference.py measures several)
+    batch_tokens: int = Field(8192, ge=128)
+
+
 class DeepConfig(_Strict):
     model_dir: Path
     classes: list[ModelClass]
@@ -305,7 +317,7 @@ class DeepConfig(_Strict):
     training: TrainingConfig
     combiner: CombinerConfig = CombinerConfig()
     #: most token positions (windows x padded length) per inference batch
-    inference_batch_tokens: int = Field(8192, ge=128)
+    inference: InferenceConfig = InferenceConfig()
 
     @field_validator("classes")
     @classmethod
@@ -410,6 +422,15 @@ def load_yaml_model(path: Path, model: type[_Model], what: str) -> _Model:
 def load_config(path: Path | None = None) -> DeidConfig:
     """Read and validate the YAML config; relative paths are relative to its folder."""
     return load_yaml_model(config_path(path), DeidConfig, "config file")
+
+
+def with_inference(cfg: DeidConfig, *, backend: str | None = None, device: str | None = None) -> DeidConfig:
+    """`cfg` with the network's backend and/or device replaced (a job option or the driver's decision)."""
+    update = {k: v for k, v in (("backend", backend), ("device", device)) if v is not None}
+    if not update:
+        return cfg
+    inference = InferenceConfig.model_validate({**cfg.deep.inference.model_dump(), **update})
+    return cfg.model_copy(update={"deep": cfg.deep.model_copy(update={"inference": inference})})
 
 
 class ConfigError(ValueError):

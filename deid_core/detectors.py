@@ -221,6 +221,10 @@ def build_detector(
     if method is Method.rules:
         return FailClosed(RulesDetector(rules))
     if method in (Method.deep, Method.hybrid):
+        from deid_core.deep.backend import ensure_backend
+
+        # before Keras is first imported: the backend is chosen once per process
+        ensure_backend(cfg.deep.inference.backend, cfg.deep.inference.device)
         from deid_core.deep.predictor import DeepModel  # heavy import: only for the network methods
 
         model = DeepModel.load(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)

@@ -22,7 +22,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +31,7 @@ import typer
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from deid_core.config import ConfigError, DeidConfig, config_path, load_config
+from deid_core.config import ConfigError, DeidConfig, config_path, load_config, with_inference
 from deid_core.deep.manifest import ModelError
 from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
@@ -113,6 +113,34 @@ class DriverPlan:
     versions: dict[str, str] = field(default_factory=dict)
 
 
+def executor_device(conf: Mapping[str, str], requested: str) -> tuple[str, str]:
+    """Where the executors run the network ("cpu" or "gpu") and why, from the Spark configuration.
+
+    GPUs are used only through Spark's resource scheduling: executors must be
+    given GPUs (``spark.executor.resource.gpu.amount``, with a discovery
+    script) and tasks a share of one (``spark.task.resource.gpu.amount``);
+    in local mode the driver's GPUs (``spark.driver.resource.gpu.amount``).
+    A GPU asked for without those falls back to CPU, and says so.
+    """
+    if requested not in ("auto", "cpu", "gpu"):
+        raise JobConfigError(f"unknown device {requested!r} (use cpu, gpu or auto)")
+    if requested == "cpu":
+        return "cpu", "CPU asked for"
+    local = conf.get("spark.master", "").startswith("local")
+    amount_key = "spark.driver.resource.gpu.amount" if local else "spark.executor.resource.gpu.amount"
+    try:
+        executor_gpus = float(conf.get(amount_key, "0") or 0)
+        task_gpus = float(conf.get("spark.task.resource.gpu.amount", "0") or 0)
+    except ValueError:
+        raise JobConfigError(f"{amount_key} and spark.task.resource.gpu.amount must be numbers") from None
+    if executor_gpus > 0 and task_gpus > 0:
+        return "gpu", f"{amount_key}={conf.get(amount_key)}, spark.task.resource.gpu.amount={conf.get('spark.task.resource.gpu.amount')}"
+    why = f"no GPU resources in the Spark configuration ({amount_key} and spark.task.resource.gpu.amount)"
+    if requested == "gpu":
+        return "cpu", f"a GPU was asked for but {why}; running on CPU"
+    return "cpu", why
+
+
 def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: Path | None,
              model_dir: Path | None) -> DriverPlan:
     """Load configuration, policy, key, dictionaries and model, and build the pipeline once, on the driver.
@@ -149,7 +177,9 @@ def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: 
         raise JobConfigError(_one_line(exc)) from None
     try:
         with _native_stderr_silenced():
-            pipe = DeidPipeline.build(cfg, prof, key, method=chosen, artifact=artifact, model_dir=model)
+            # the driver only checks that the pipeline loads: on CPU, never holding a GPU
+            pipe = DeidPipeline.build(with_inference(cfg, device="cpu"), prof, key, method=chosen, artifact=artifact,
+                                      model_dir=model)
     except Exception as exc:  # noqa: BLE001 - whatever stops the pipeline from loading stops the run
         raise JobConfigError(f"the {chosen.value} pipeline cannot be loaded: {_one_line(exc)}") from None
     return DriverPlan(cfg=cfg, config_file=cfg_file, config_bytes=config_bytes, method=chosen, policy=prof,
@@ -166,7 +196,7 @@ class JobContext:
     key_bc: object | None
 
 
-def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True) -> JobContext:
+def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True, device: str = "cpu") -> JobContext:
     """Ship configuration and model as archives, broadcast dictionary and key.
 
     The configuration archive is the folder of the configuration file the
@@ -204,21 +234,32 @@ def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True) ->
                 sc.addArchive(f"{archive}#{name}")
         spec = PipelineSpec(method=plan.method.value, policy=SHIPPED_POLICY, config_name=plan.config_file.name,
                             config_sha256=config_sha256, conf_archive=names[CONF_ARCHIVE],
-                            model_archive=names.get(MODEL_ARCHIVE, MODEL_ARCHIVE), versions=versions)
+                            model_archive=names.get(MODEL_ARCHIVE, MODEL_ARCHIVE), versions=versions,
+                            device=device, backend=plan.cfg.deep.inference.backend)
     else:
         spec = PipelineSpec(method=plan.method.value, policy=str(plan.policy_file), config_name=plan.config_file.name,
                             config_sha256=config_sha256, conf_dir=str(conf_dir),
-                            model_dir=str(plan.model_dir) if plan.model_dir else None, versions=versions)
+                            model_dir=str(plan.model_dir) if plan.model_dir else None, versions=versions,
+                            device=device, backend=plan.cfg.deep.inference.backend)
     dictionary_bc = sc.broadcast(plan.dictionary)
     key_bc = sc.broadcast(plan.key.material) if plan.key is not None else None
     return JobContext(spec, dictionary_bc, key_bc)
 
 
 def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, method: str,
-            key_file: Path | None, model_dir: Path | None, ship_archives: bool = True) -> JobContext:
-    """`plan_job` then `ship`: raises JobConfigError before any executor work."""
+            key_file: Path | None, model_dir: Path | None, ship_archives: bool = True,
+            device: str | None = None) -> JobContext:
+    """`plan_job`, the executors' device, then `ship`: raises JobConfigError before any executor work."""
     plan = plan_job(config=config, policy=policy, method=method, key_file=key_file, model_dir=model_dir)
-    return ship(spark, plan, to_executors=ship_archives)
+    where, _ = device_for(spark, plan, device)
+    return ship(spark, plan, to_executors=ship_archives, device=where)
+
+
+def device_for(spark: SparkSession, plan: DriverPlan, requested: str | None) -> tuple[str, str]:
+    """`executor_device` for this session's configuration; `requested` None: the config's setting."""
+    if plan.method is Method.rules:
+        return "cpu", "rules only: no network"
+    return executor_device(dict(spark.sparkContext.getConf().getAll()), requested or plan.cfg.deep.inference.device)
 
 
 def model_in_use(cfg: DeidConfig) -> Path:
@@ -359,6 +400,8 @@ def main(
     model: Path = typer.Option(None, "--model", help="model directory (default: from the config)"),
     max_files_per_trigger: int = typer.Option(None, "--max-files-per-trigger", help="stream: bronze files per micro-batch"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
+    device: str = typer.Option(None, "--device", help="cpu | gpu | auto: where executors run the network "
+                               "(default: deep.inference.device); gpu needs Spark GPU resources (docs/operations.md)"),
 ) -> None:
     from jobs.spark_session import session_or_exit
 
@@ -371,7 +414,13 @@ def main(
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None
     spark = session_or_exit("deid-deidentify", master=master)
-    ctx = ship(spark, plan)
+    try:
+        where, why = device_for(spark, plan, device)
+    except JobConfigError as exc:
+        typer.echo(f"error: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"network device:        {where} ({why})")
+    ctx = ship(spark, plan, device=where)
     t = Tables(tables.resolve())
     if mode == "batch":
         rows, failed = run_batch(spark, t, ctx)

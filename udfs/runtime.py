@@ -9,16 +9,24 @@ the Spark configuration, which the UI would show).
 
 A worker process is reused across tasks (Spark's default), so the module
 level cache below means one model load per worker, not per batch.
+
+On GPU executors (the driver sets `PipelineSpec.device` to "gpu" only when
+the Spark configuration gives executors GPUs), the worker binds the GPU
+address Spark's resource scheduler assigned to its task before the network
+backend starts, so concurrent workers of one executor never pick a device
+by themselves.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from deid_core.config import load_config
+from deid_core.config import load_config, with_inference
 from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.pipeline import DeidPipeline
@@ -30,6 +38,8 @@ MODEL_ARCHIVE = "deid_model"
 #: where the driver puts the chosen policy file inside the configuration archive
 #: (a profile may live outside the configuration folder, or be given as a path)
 SHIPPED_POLICY = ".deid-shipped/policy.yaml"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,11 @@ class PipelineSpec:
     #: (name, version) pairs of the pipeline the driver built; a worker whose
     #: pipeline reports other versions refuses to run it (empty: not checked)
     versions: tuple[tuple[str, str], ...] = ()
+    #: where the network runs on the executors: "gpu" only when the driver found GPU
+    #: resources in the Spark configuration (`jobs.deidentify.executor_device`)
+    device: str = "cpu"
+    #: Keras backend preference (deep.inference.backend)
+    backend: str = "auto"
 
     @property
     def cache_key(self) -> str:
@@ -73,6 +88,31 @@ def _resolve(spec: PipelineSpec) -> tuple[Path, str | Path, Path]:
     if Path(spec.policy).suffix in (".yaml", ".yml") and not Path(spec.policy).is_absolute():
         policy = conf / spec.policy
     return conf / spec.config_name, policy, model
+
+
+def task_gpu_addresses() -> list[str]:
+    """The GPU addresses Spark assigned to the running task (empty outside a task or without GPUs)."""
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return []
+    info = ctx.resources().get("gpu")
+    return list(info.addresses) if info is not None else []
+
+
+def bind_gpu(addresses: list[str]) -> str | None:
+    """Make the task's GPU the only one this Python worker sees; returns the address bound.
+
+    Must run before JAX initialises (the worker's first pipeline build):
+    CUDA_VISIBLE_DEVICES is read once per process. A worker is reused for
+    later tasks of the same executor, which Spark gives the same address
+    when, as documented, each executor owns one GPU shared by its tasks.
+    """
+    if not addresses:
+        return None
+    os.environ["CUDA_VISIBLE_DEVICES"] = addresses[0]
+    return addresses[0]
 
 
 def _check_config(spec: PipelineSpec, config_file: Path) -> None:
@@ -105,7 +145,11 @@ def pipeline_for(spec: PipelineSpec, dictionary_bytes: bytes, key_material: byte
         if pipe is None:
             config_file, policy_ref, model_dir = _resolve(spec)
             _check_config(spec, config_file)
-            cfg = load_config(config_file)
+            device = spec.device
+            if device == "gpu" and bind_gpu(task_gpu_addresses()) is None:
+                device = "cpu"  # the scheduler gave this task no GPU: never guess one
+                log.warning("no GPU address assigned to this task; the network runs on CPU")
+            cfg = with_inference(load_config(config_file), backend=spec.backend, device=device)
             artifact = DictionaryArtifact.from_bytes(dictionary_bytes)
             policy = load_policy(policy_ref, cfg.replacement.policies_dir)
             key = SecretKey(key_material) if key_material is not None else None

@@ -32,6 +32,22 @@ class UnfoldTokens(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="deid")
+class GatherRows(keras.layers.Layer):
+    """(U, D) rows gathered by (B, T) indices into (B, T, D), on the device that holds them.
+
+    Inference encodes each distinct character row of a batch once and
+    gathers here, inside the compiled function, so the encoded vectors never
+    travel back to the host between the two halves of the network.
+    """
+
+    def call(self, rows: Any, index: Any) -> Any:
+        return ops.take(rows, index, axis=0)
+
+    def compute_output_shape(self, rows_shape: tuple, index_shape: tuple) -> tuple:
+        return (*index_shape, rows_shape[-1])
+
+
+@keras.saving.register_keras_serializable(package="deid")
 class NonPadMask(keras.layers.Layer):
     """True where a token id is not padding (id 0)."""
 

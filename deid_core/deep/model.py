@@ -29,6 +29,7 @@ from deid_core.config import ArchitectureConfig
 from deid_core.deep.crf import LinearChainCRF
 from deid_core.deep.layers import (
     FoldTokens,
+    GatherRows,
     NeighbourWindows,
     NonPadMask,
     TrainedPart,
@@ -73,12 +74,18 @@ class CRFMarginals(keras.layers.Layer):
 
 @dataclass
 class Network:
-    """The three views of one set of weights."""
+    """The views of one set of weights.
+
+    `tagger` trains end to end; `forward` is what inference calls: distinct
+    character rows, the index of each token's row, words and features in,
+    logits out, as one compiled function per padded shape.
+    """
 
     tagger: Tagger
     char_encoder: keras.Model
     sequence: keras.Model
     crf: LinearChainCRF | None
+    forward: keras.Model
     _marginals: keras.Model | None = None
 
     def probabilities(self, logits: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -161,8 +168,20 @@ def build_network(
         seq_args["features"] = t_feats
     out = sequence(seq_args)
     tagger = Tagger(t_inputs, out, crf=crf, name="deid_tagger")
+
+    f_unique = keras.Input(shape=(char_width,), dtype="int32", name="unique_chars")
+    f_index = keras.Input(shape=(None,), dtype="int32", name="char_index")
+    f_words = keras.Input(shape=(None,), dtype="int32", name="words")
+    f_inputs: dict[str, Any] = {"unique_chars": f_unique, "char_index": f_index, "words": f_words}
+    f_args: dict[str, Any] = {"words": f_words,
+                              "char_vectors": GatherRows(name="gather_char_vectors")(char_encoder(f_unique), f_index)}
+    if n_features:
+        f_feats = keras.Input(shape=(None, n_features), dtype="float32", name="features")
+        f_inputs["features"] = f_feats
+        f_args["features"] = f_feats
+    forward = keras.Model(f_inputs, sequence(f_args), name="deid_forward")
     if pretrained is not None:
         if not arch.pretrained_dim or pretrained.shape != (n_words, arch.pretrained_dim):
             raise ValueError("pretrained vectors do not match the vocabulary and architecture")
         sequence.get_layer("pretrained_embedding").set_weights([pretrained])
-    return Network(tagger=tagger, char_encoder=char_encoder, sequence=sequence, crf=crf)
+    return Network(tagger=tagger, char_encoder=char_encoder, sequence=sequence, crf=crf, forward=forward)

@@ -46,10 +46,12 @@ def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path) ->
         assert ingest.returncode == 0, ingest.stderr[-3000:]
         assert "6 report versions" in ingest.stdout or "report versions" in ingest.stdout
         run = subprocess.run([*common, str(REPO / "jobs" / "deidentify.py"), "--tables", str(lake),
-                              "--key-file", str(key_file), "--policy", "hipaa_safe_harbor"],
+                              "--key-file", str(key_file), "--policy", "hipaa_safe_harbor", "--device", "auto"],
                              cwd=tmp_path, env=env, capture_output=True, text=True)
         assert run.returncode == 0, run.stderr[-3000:]
     assert "0 failed" in run.stdout
+    # no GPU resources on this cluster: auto runs the network on CPU and says why
+    assert "network device:        cpu (no GPU resources in the Spark configuration" in run.stdout
     # the executors ran in the workers' own folders, where the shipped archives were unpacked
     unpacked = list(logs.glob("work*/app-*/*/deid_model_*"))
     assert unpacked, "the model archive did not reach the executors"

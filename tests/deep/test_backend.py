@@ -1,0 +1,75 @@
+"""The backend and device decision: pure logic, tested without a GPU; and the process rule."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from deid_core.deep import backend as bk
+from deid_core.deep.backend import BackendChoice, BackendError, choose
+
+BOTH = frozenset({"tensorflow", "jax"})
+
+
+def test_auto_takes_jax_on_a_gpu() -> None:
+    c = choose("auto", "auto", installed=BOTH, gpus=2)
+    assert (c.backend, c.device) == ("jax", "gpu") and "2 GPU" in c.reason
+
+
+def test_auto_without_a_gpu_takes_the_measured_cpu_backend() -> None:
+    c = choose("auto", "auto", installed=BOTH, gpus=0)
+    assert (c.backend, c.device) == (bk.CPU_PREFERENCE[0], "cpu") and "no GPU" in c.reason
+    # only what is installed
+    assert choose("auto", "auto", installed=frozenset({"tensorflow"}), gpus=0).backend == "tensorflow"
+    assert choose("auto", "cpu", installed=frozenset({"jax"}), gpus=4).backend == "jax"
+
+
+def test_cpu_asked_for_never_uses_the_gpu() -> None:
+    c = choose("auto", "cpu", installed=BOTH, gpus=1)
+    assert c.device == "cpu"
+
+
+def test_gpu_asked_for_without_one_falls_back_and_says_so() -> None:
+    c = choose("auto", "gpu", installed=BOTH, gpus=0)
+    assert c.device == "cpu" and "running on CPU" in c.reason
+    # TensorFlow is CPU-only in this project
+    t = choose("tensorflow", "gpu", installed=BOTH, gpus=1)
+    assert (t.backend, t.device) == ("tensorflow", "cpu") and "tensorflow-cpu" in t.reason
+    # JAX asked for but absent: the installed backend, with the reason
+    j = choose("jax", "auto", installed=frozenset({"tensorflow"}), gpus=0)
+    assert j.backend == "tensorflow" and "jax is not installed" in j.reason
+
+
+def test_explicit_backend_is_kept_on_cpu() -> None:
+    assert choose("tensorflow", "auto", installed=BOTH, gpus=0).backend == "tensorflow"
+    assert choose("jax", "cpu", installed=BOTH, gpus=0).backend == "jax"
+
+
+def test_nothing_installed_is_an_error() -> None:
+    with pytest.raises(BackendError):
+        choose("auto", "auto", installed=frozenset(), gpus=0)
+
+
+def test_a_loaded_keras_keeps_its_backend(caplog: pytest.LogCaptureFixture) -> None:
+    import keras  # the test process has Keras loaded already
+
+    current = keras.backend.backend()
+    other = "jax" if current == "tensorflow" else "tensorflow"
+    with caplog.at_level(logging.INFO, logger="deid_core.deep.backend"):
+        kept = bk.activate(BackendChoice(other, "cpu", "asked"), explicit=True)
+    assert kept.backend == current and "already loaded" in kept.reason
+    assert any(r.levelno == logging.WARNING for r in caplog.records)
+    same = bk.activate(BackendChoice(current, "cpu", "asked"))
+    assert same.backend == current and same.reason == "asked"
+
+
+def test_ensure_backend_decides_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import keras
+
+    monkeypatch.setattr(bk, "_active", None)
+    first = bk.ensure_backend("auto", "cpu")
+    assert first.backend == keras.backend.backend()
+    assert bk.ensure_backend("auto", "auto") is first
+    other = bk.ensure_backend("auto", "gpu")
+    assert other.device == first.device and "keeps its first backend" in other.reason
