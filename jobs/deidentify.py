@@ -401,7 +401,7 @@ def main(
     max_files_per_trigger: int = typer.Option(None, "--max-files-per-trigger", help="stream: bronze files per micro-batch"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
     device: str = typer.Option(None, "--device", help="cpu | gpu | auto: where executors run the network "
-                               "(default: deep.inference.device); gpu needs Spark GPU resources (docs/operations.md)"),
+                               "(default: deep.inference.device); gpu needs Spark GPU resources (docs/spark-jobs.md)"),
 ) -> None:
     from jobs.spark_session import session_or_exit
 
@@ -409,6 +409,8 @@ def main(
     try:
         if mode not in ("batch", "stream"):
             raise JobConfigError(f"unknown mode {mode!r} (use batch or stream)")
+        if device not in (None, "auto", "cpu", "gpu"):
+            raise JobConfigError(f"unknown device {device!r} (use cpu, gpu or auto)")
         plan = plan_job(config=config, policy=policy, method=method, key_file=key_file, model_dir=model)
     except JobConfigError as exc:
         typer.echo(f"error: {exc}", err=True)

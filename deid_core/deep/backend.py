@@ -125,8 +125,12 @@ def activate(choice: BackendChoice, *, explicit: bool = False) -> BackendChoice:
     else:
         os.environ["KERAS_BACKEND"] = choice.backend
         if choice.backend == "jax" and choice.device == "cpu":
-            # keep JAX off any accelerator it might find, as decided
-            os.environ.setdefault("JAX_PLATFORMS", "cpu")
+            # keep JAX off any accelerator it might find, as decided: in this process only
+            # (an environment variable would reach Spark's workers, started after the driver
+            # decided on CPU, and hide the GPU of a local-mode GPU run from them)
+            import jax
+
+            jax.config.update("jax_platforms", "cpu")
     log.info("network backend: %s on %s (%s)", choice.backend, choice.device, choice.reason)
     return choice
 

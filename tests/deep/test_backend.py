@@ -73,3 +73,15 @@ def test_ensure_backend_decides_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert bk.ensure_backend("auto", "auto") is first
     other = bk.ensure_backend("auto", "gpu")
     assert other.device == first.device and "keeps its first backend" in other.reason
+
+
+def test_a_fresh_process_gets_the_decided_backend_without_leaking_platform_settings() -> None:
+    import subprocess
+    import sys
+
+    code = ("import os; from deid_core.deep.backend import ensure_backend; c = ensure_backend('jax', 'cpu'); "
+            "import keras, jax; print(c.backend, keras.backend.backend(), jax.devices()[0].platform, "
+            "os.environ.get('JAX_PLATFORMS'), os.environ.get('KERAS_BACKEND'))")
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("KERAS_BACKEND", "JAX_PLATFORMS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["jax", "jax", "cpu", "None", "jax"]

@@ -59,6 +59,7 @@ def _bad_inputs(root: Path) -> dict[str, list[str]]:
         "policy not YAML": ["--policy", str(bad_yaml)],
         "invalid policy": ["--policy", str(bad_policy)],
         "unknown mode": ["--mode", "nightly"],
+        "unknown device": ["--device", "tpu"],
     }
 
 
