@@ -21,6 +21,7 @@ import re
 import signal
 import sys
 import threading
+import warnings
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -98,6 +99,10 @@ def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None
     """
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    # The driver may have loaded JAX (the planning step checks that the pipeline loads), and
+    # JAX warns at every fork of a multithreaded process. Starting the JVM is fork + exec:
+    # no Python code runs in the child, so the deadlock that warning is about cannot happen.
+    warnings.filterwarnings("ignore", message=r"os\.fork\(\) was called", category=RuntimeWarning)
     ws = run_workspace(app_name)
     builder = SparkSession.builder.appName(app_name)
     if not under_spark_submit():
