@@ -30,7 +30,7 @@ SHARED      := ../shared/data
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
 .PHONY: help setup system-deps venv vectors jars dictionaries samples run test bench bench-spark train train-variants bench-variants oof-scores thresholds clean \
-        airflow-setup qa-sample qa-review publish airflow-nightly
+        airflow-setup qa-sample qa-review publish airflow-nightly dist
 
 help:
 	@echo "make run    - set up, generate sample E2B reports, ingest them to Delta and de-identify them"
@@ -40,6 +40,7 @@ help:
 	@echo "make airflow-nightly - run the nightly DAG once (airflow dags test) on the sample reports"
 	@echo "make bench  - accuracy, throughput and replacement benchmarks (needs ../shared/data)"
 	@echo "make bench-spark - Spark job vs core library docs/s, 1 and 2 cores; ingest reports/s"
+	@echo "make dist   - pack the environment and code for a real cluster (build/dist/), print the spark-submit lines"
 	@echo "make train  - out-of-fold scores (kept while the setup is unchanged), then retrain $(MODEL) on the open data"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
 	@echo "make oof-scores - one model per patient fold of the training corpus, scores on the fold it did not see (~80 min)"
@@ -159,6 +160,11 @@ airflow-nightly: setup airflow-setup $(E2B_STAMP) $(DEMO_KEY)
 
 test: setup airflow-setup vectors
 	$(PY) -m pytest -q
+
+# the packed runtime environment for a real cluster's executors (jobs/dist.py); repacked only when
+# requirements.lock, pyproject.toml, the installed packages or the project's code changed
+dist: setup
+	$(PY) -m jobs.dist
 
 bench: setup
 	$(PY) bench/accuracy.py

@@ -104,7 +104,9 @@ SPANS_TYPE = "array<struct<start:int,end:int,label:string,replacement:string>>"
 LANDED_FILES = Layout((("path", _S), ("size", "long")))
 
 #: bronze_reports: one row per report version, raw text included (the restricted landing zone).
-#: `country` came with a later release (MERGE adds it to older tables), hence last.
+#: `country` came with a later release (MERGE adds it to older tables), hence last. A table
+#: created since issue 16 also has `received_month`, its partition column, which Delta
+#: generates from `received_date` (`jobs.tables.table_layout`): no job writes or needs it.
 BRONZE = Layout(
     (
         ("case_id", _S), ("version", _S), ("format", _S), ("report_id", _S), ("received_date", _S),
@@ -134,6 +136,14 @@ SILVER = Layout(
     ),
     key=("case_id", "version", "field"),
 )
+
+#: where a piece of a long text lies in its field (`deid_core.text.pieces`): a field of
+#: `pieces` pieces is de-identified as that many rows, `offset` characters into the text
+PIECE_COLUMNS = (("piece", "int"), ("pieces", "int"), ("offset", "int"))
+#: the de-identification UDF's input and output when long texts are cut in pieces: the piece
+#: columns pass through, and the job joins the pieces back into one silver row per field
+FIELD_PIECES = Layout((*FIELD_ROWS.columns, *PIECE_COLUMNS))
+SILVER_PIECES = Layout((*SILVER.columns, *PIECE_COLUMNS))
 
 #: quarantine: what could not be ingested or processed; key columns never hold NULL
 #: (MERGE would not match NULL = NULL): '' instead
@@ -196,4 +206,36 @@ QA_METRICS = Layout(
         ("residual_phi_upper", "double"), ("over_masking_rate", "double"), ("over_masking_upper", "double"),
         ("confidence", "double"), ("computed_at", _S),
     ),
+)
+
+#: the parse UDF's input for E2B documents held in a table (`jobs.ingest_e2b --table`): one row per
+#: document, named by `source_file` (``table:<path>#<id>``); `document` is the XML's bytes (NULL for a
+#: NULL cell), `from_text` true when they are the UTF-8 of a string column (whatever encoding the XML
+#: declaration names is then void), `received_date` the table's received date for reports without one
+TABLE_DOCUMENTS = Layout(
+    (("source_file", _S), ("document", "binary"), ("document_sha256", _S), ("from_text", "boolean"),
+     ("received_date", _S)),
+)
+
+#: job_runs: one row per invocation of a job (appended, never merged: a fresh `invocation_id` never
+#: matches). `run_id` is the orchestrator's run (Airflow's run id), shared by every job and retry of it;
+#: `attempt` is Airflow's try number (NULL outside Airflow). Counts, durations and versions only, never
+#: text: `deid_core.runs.JobRun` is the row, `jobs.run_log` writes it
+JOB_RUNS = Layout(
+    (
+        ("run_id", _S), ("job", _S), ("invocation_id", _S), ("attempt", "int"), ("mode", _S), ("status", _S),
+        ("started_at", "timestamp"), ("finished_at", "timestamp"), ("seconds", "double"),
+        ("input_count", "bigint"), ("output_count", "bigint"), ("failed_count", "bigint"),
+        ("quarantined_by_code", "map<string,bigint>"), ("durations", "map<string,double>"),
+        ("versions", "map<string,string>"), ("detail", "map<string,string>"),
+    ),
+    key=("run_id", "job", "invocation_id"),
+)
+
+#: the lineage columns `jobs.deidentify_table` appends to a de-identified narrative table (after the
+#: source's own columns): versions that made the row, its outcome ("ok" | "failed") and error code, and
+#: the SHA-256 of the row's inputs (an unchanged row under the same versions is not processed again)
+NARRATIVE_LINEAGE = Layout(
+    (("deid_model_version", _S), ("deid_dictionary_version", _S), ("deid_policy_version", _S),
+     ("deid_status", _S), ("deid_error_code", _S), ("deid_input_sha256", _S)),
 )

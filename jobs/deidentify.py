@@ -35,15 +35,21 @@ from deid_core.config import ConfigError, DeidConfig, config_path, load_config, 
 from deid_core.deep.manifest import ModelError
 from deid_core.detectors import Method
 from deid_core.dictionaries.artifact import ArtifactError, DictionaryArtifact
-from deid_core.lakehouse import BRONZE, FIELD_ROWS, KIND_STRUCTURED, KIND_TEXT, SILVER
+from deid_core.lakehouse import BRONZE, FIELD_ROWS, KIND_STRUCTURED, KIND_TEXT, SILVER, SILVER_PIECES
+from deid_core.lakehouse_settings import WorkConfig, load_lakehouse_settings
 from deid_core.pipeline import DeidPipeline
 from deid_core.replace.keys import MissingKeyError, SecretKey, load_key
 from deid_core.replace.policy import Policy, load_policy
+from jobs.balance import cut_long_texts, join_pieces, placed, task_count
+from jobs.run_log import job_run
 from jobs.tables import Tables, exists, field_key_column, latest_per_key, merge, quarantine_rows
 from udfs.deidentify_fields import deidentify_batches
 from udfs.runtime import CONF_ARCHIVE, MODEL_ARCHIVE, SHIPPED_POLICY, PipelineSpec
 
 app = typer.Typer(add_completion=False, help=__doc__)
+
+#: the run log's name of this job (the nightly DAG's run report looks for it)
+JOB = "deidentify"
 
 REPO = Path(__file__).resolve().parent.parent
 #: silver columns whose change makes MERGE rewrite a row (processing time alone does not)
@@ -111,6 +117,8 @@ class DriverPlan:
     dictionary: bytes = field(repr=False)
     #: model, dictionary and policy versions of the pipeline the driver built
     versions: dict[str, str] = field(default_factory=dict)
+    #: how the work is cut and spread (conf/lakehouse.yaml `work`)
+    work: WorkConfig = field(default_factory=WorkConfig)
 
 
 def executor_device(conf: Mapping[str, str], requested: str) -> tuple[str, str]:
@@ -173,6 +181,7 @@ def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: 
             model = (model_dir or model_in_use(cfg)).resolve()
             if not model.is_dir():
                 raise ModelError(f"model directory not found: {model}")
+        work = load_lakehouse_settings().work
     except (ConfigError, MissingKeyError, ModelError, ArtifactError) as exc:
         raise JobConfigError(_one_line(exc)) from None
     try:
@@ -184,7 +193,7 @@ def plan_job(*, config: Path | None, policy: str | None, method: str, key_file: 
         raise JobConfigError(f"the {chosen.value} pipeline cannot be loaded: {_one_line(exc)}") from None
     return DriverPlan(cfg=cfg, config_file=cfg_file, config_bytes=config_bytes, method=chosen, policy=prof,
                       policy_file=_policy_file(policy, prof.name, cfg.replacement.policies_dir), key=key,
-                      model_dir=model, dictionary=dictionary, versions=pipe.versions())
+                      model_dir=model, dictionary=dictionary, versions=pipe.versions(), work=work)
 
 
 @dataclass(frozen=True)
@@ -194,6 +203,8 @@ class JobContext:
     spec: PipelineSpec
     dictionary_bc: object
     key_bc: object | None
+    #: how the work is cut and spread (conf/lakehouse.yaml `work`)
+    work: WorkConfig = field(default_factory=WorkConfig)
 
 
 def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True, device: str = "cpu") -> JobContext:
@@ -243,7 +254,7 @@ def ship(spark: SparkSession, plan: DriverPlan, *, to_executors: bool = True, de
                             device=device, backend=plan.cfg.deep.inference.backend)
     dictionary_bc = sc.broadcast(plan.dictionary)
     key_bc = sc.broadcast(plan.key.material) if plan.key is not None else None
-    return JobContext(spec, dictionary_bc, key_bc)
+    return JobContext(spec, dictionary_bc, key_bc, plan.work)
 
 
 def prepare(spark: SparkSession, *, config: Path | None, policy: str | None, method: str,
@@ -317,9 +328,39 @@ def fields_of(bronze: DataFrame) -> DataFrame:
     ).select(*FIELD_ROWS.names)
 
 
-def deidentify_fields(fields: DataFrame, ctx: JobContext, partitions: int) -> DataFrame:
+def deidentify_fields(fields: DataFrame, ctx: JobContext, partitions: int | None = None) -> DataFrame:
+    """`FIELD_ROWS` in, one `SILVER` row per field out, the work spread by text length (`jobs.balance`).
+
+    Long texts are cut in pieces and joined back after the UDF; the task
+    count follows the characters (`work.partition_chars`), never fewer than
+    `partitions` (default: two per core).
+    """
+    spark = fields.sparkSession
+    work = ctx.work
+    pieces = cut_long_texts(fields, work.piece_chars)
+    tasks = max(partitions or 1, task_count(spark, pieces, work.partition_chars))
     fn = deidentify_batches(ctx.spec, ctx.dictionary_bc, ctx.key_bc)
-    return fields.repartition(partitions).mapInPandas(fn, SILVER.schema)
+    out = placed(spark, pieces, tasks).mapInPandas(fn, SILVER_PIECES.schema)
+    return join_pieces(out)
+
+
+def not_yet_done(spark: SparkSession, fields: DataFrame, tables: Tables, versions: tuple[tuple[str, str], ...]) -> DataFrame:
+    """The fields silver does not hold de-identified from this very input by these versions.
+
+    A field whose input hash, model, dictionary and policy versions (the key
+    fingerprint is part of the policy version) match an `ok` silver row would
+    come out the same: it is not sent through the network again. Failed rows
+    are always retried.
+    """
+    if not exists(spark, tables.silver):
+        return fields
+    v = dict(versions)
+    done = (spark.read.format("delta").load(tables.silver)
+            .filter((F.col("status") == "ok") & F.col("model_version").eqNullSafe(F.lit(v.get("model")))
+                    & F.col("dictionary_version").eqNullSafe(F.lit(v.get("dictionary")))
+                    & F.col("policy_version").eqNullSafe(F.lit(v.get("policy"))))
+            .select(*SILVER.key, "input_sha256"))
+    return fields.join(done, [*SILVER.key, "input_sha256"], "left_anti")
 
 
 def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[int, int]:
@@ -344,24 +385,29 @@ def write_results(spark: SparkSession, out: DataFrame, tables: Tables) -> tuple[
         out.unpersist()
 
 
-def run_batch(spark: SparkSession, tables: Tables, ctx: JobContext) -> tuple[int, int]:
-    bronze = spark.read.format("delta").load(tables.bronze)
-    partitions = max(1, spark.sparkContext.defaultParallelism * 2)
-    return write_results(spark, deidentify_fields(fields_of(bronze), ctx, partitions), tables)
+def run_batch(spark: SparkSession, tables: Tables, ctx: JobContext, reprocess: bool = False) -> tuple[int, int]:
+    """The whole of bronze; fields silver already holds done the same way are skipped unless `reprocess`."""
+    fields = fields_of(spark.read.format("delta").load(tables.bronze))
+    if not reprocess:
+        fields = not_yet_done(spark, fields, tables, ctx.spec.versions)
+    return write_results(spark, deidentify_fields(fields, ctx), tables)
 
 
-def run_stream(spark: SparkSession, tables: Tables, ctx: JobContext, max_files_per_trigger: int | None) -> None:
-    """Everything bronze gained since the last run (change feed: inserts and updated rows)."""
-    partitions = max(1, spark.sparkContext.defaultParallelism * 2)
+def run_stream(spark: SparkSession, tables: Tables, ctx: JobContext, max_files_per_trigger: int | None) -> tuple[int, int]:
+    """Everything bronze gained since the last run (change feed: inserts and updated rows); (fields, failed)."""
     reader = spark.readStream.format("delta").option("readChangeFeed", "true").option("startingVersion", 0)
     if max_files_per_trigger:
         reader = reader.option("maxFilesPerTrigger", max_files_per_trigger)
     changes = reader.load(tables.bronze).filter(F.col("_change_type").isin("insert", "update_postimage"))
 
+    totals = [0, 0]
+
     def each(batch: DataFrame, batch_id: int) -> None:
         reports = latest_per_key(batch.drop("_change_type"), BRONZE.key, ["_commit_version"])
         reports = reports.drop("_commit_version", "_commit_timestamp")
-        write_results(spark, deidentify_fields(fields_of(reports), ctx, partitions), tables)
+        rows, failed = write_results(spark, deidentify_fields(fields_of(reports), ctx), tables)
+        totals[0] += rows
+        totals[1] += failed
 
     query = (
         changes.writeStream.foreachBatch(each)
@@ -370,6 +416,7 @@ def run_stream(spark: SparkSession, tables: Tables, ctx: JobContext, max_files_p
         .start()
     )
     query.awaitTermination()
+    return totals[0], totals[1]
 
 
 def summary(spark: SparkSession, tables: Tables) -> dict[str, object]:
@@ -400,6 +447,8 @@ def main(
     model: Path = typer.Option(None, "--model", help="model directory (default: from the config)"),
     max_files_per_trigger: int = typer.Option(None, "--max-files-per-trigger", help="stream: bronze files per micro-batch"),
     master: str = typer.Option("local[*]", "--master", help="Spark master (ignored under spark-submit)"),
+    reprocess: bool = typer.Option(False, "--reprocess", help="batch: de-identify every field again, even those "
+                                   "silver holds done from the same input by the same versions"),
     device: str = typer.Option(None, "--device", help="cpu | gpu | auto: where executors run the network "
                                "(default: deep.inference.device); gpu needs Spark GPU resources (docs/spark-jobs.md)"),
 ) -> None:
@@ -424,21 +473,28 @@ def main(
     typer.echo(f"network device:        {where} ({why})")
     ctx = ship(spark, plan, device=where)
     t = Tables(tables.resolve())
-    if mode == "batch":
-        rows, failed = run_batch(spark, t, ctx)
-        typer.echo(f"deidentify (batch): {rows} fields processed, {failed} failed (fully masked, quarantined)")
-    else:
-        run_stream(spark, t, ctx, max_files_per_trigger)
-        typer.echo("deidentify (stream): caught up with bronze")
-    s = summary(spark, t)
-    typer.echo(f"reports in bronze:     {s.get('reports', 0)}")
-    typer.echo(f"fields in silver:      {s.get('fields', 0)} ({s.get('failed_fields', 0)} failed, fully masked)")
-    quarantined = s.get("quarantined") or {}
-    typer.echo("quarantined rows:      " + (", ".join(f"{k} {v}" for k, v in sorted(quarantined.items())) or "none"))
-    spans = s.get("spans_by_label") or {}
-    typer.echo("replaced by category:  " + (", ".join(f"{k} {v}" for k, v in spans.items()) or "none"))
-    typer.echo(f"tables:                {t.root} (bronze_reports, silver_fields, quarantine)")
-    typer.echo(f"wall time:             {time.perf_counter() - t0:.1f}s")
+    with job_run(spark, t, job=JOB, mode=mode) as log:
+        log.versions.update(plan.versions)
+        log.detail.update(method=plan.method.value, device=where)
+        if mode == "batch":
+            with log.stage("deidentify"):
+                rows, failed = run_batch(spark, t, ctx, reprocess=reprocess)
+            log.input_count, log.output_count, log.failed_count = rows, rows, failed
+            typer.echo(f"deidentify (batch): {rows} fields processed, {failed} failed (fully masked, quarantined)")
+        else:
+            with log.stage("deidentify"):
+                rows, failed = run_stream(spark, t, ctx, max_files_per_trigger)
+            log.input_count, log.output_count, log.failed_count = rows, rows, failed
+            typer.echo(f"deidentify (stream): caught up with bronze ({rows} fields processed, {failed} failed)")
+        s = summary(spark, t)
+        typer.echo(f"reports in bronze:     {s.get('reports', 0)}")
+        typer.echo(f"fields in silver:      {s.get('fields', 0)} ({s.get('failed_fields', 0)} failed, fully masked)")
+        quarantined = s.get("quarantined") or {}
+        typer.echo("quarantined rows:      " + (", ".join(f"{k} {v}" for k, v in sorted(quarantined.items())) or "none"))
+        spans = s.get("spans_by_label") or {}
+        typer.echo("replaced by category:  " + (", ".join(f"{k} {v}" for k, v in spans.items()) or "none"))
+        typer.echo(f"tables:                {t.root} (bronze_reports, silver_fields, quarantine)")
+        typer.echo(f"wall time:             {time.perf_counter() - t0:.1f}s")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ confidence bound within `gate.max_residual_phi_upper` (`deid_core.qa.gate`);
 otherwise nothing is published, the refusal is recorded in `publish_log`,
 and the job exits with code 3 (the Airflow task fails, alerting whoever is
 on call). Gold is written by MERGE on (case id, version), so a retry or a
-re-run for the same date publishes nothing twice.
+re-run for the same date publishes nothing twice. Each run records one row
+in the run log (`jobs.run_log`): reports awaiting publication in, reports
+published out; a refusal is a failed row with exit code 3.
 """
 
 from __future__ import annotations
@@ -27,11 +29,14 @@ from deid_core.lakehouse import GOLD, PUBLISH_LOG
 from deid_core.qa.config import QaConfig, load_qa_config
 from deid_core.qa.gate import GateDecision, decide
 from jobs.pending import pending_reports
+from jobs.run_log import JobRunLog, job_run
 from jobs.tables import Tables, exists, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
 EXIT_REFUSED = 3
+#: the run log's name of this job
+JOB = "publish"
 
 
 def gate(spark: SparkSession, tables: Tables, cfg: QaConfig, model_versions: set[str]) -> GateDecision:
@@ -41,8 +46,13 @@ def gate(spark: SparkSession, tables: Tables, cfg: QaConfig, model_versions: set
                   max_over_masking_upper=cfg.gate.max_over_masking_upper)
 
 
-def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str) -> tuple[GateDecision, int]:
-    """Gate and publish; returns the decision and the number of reports published."""
+def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str,
+        log: JobRunLog | None = None) -> tuple[GateDecision, int]:
+    """Gate and publish; returns the decision and the number of reports published.
+
+    `log`, when given, gets the batch size (in), the reports published
+    (out), the model versions and the gate's verdict for the run log.
+    """
     batch = pending_reports(spark, tables).persist()
     try:
         n = batch.count()
@@ -51,6 +61,11 @@ def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str) -> tupl
         if n and any(True for r in batch.filter(F.size("model_versions") == 0).limit(1).collect()):
             versions.add("<unknown>")
         decision = gate(spark, tables, cfg, versions) if n else GateDecision(True)
+        if log is not None:
+            log.input_count, log.output_count = n, n if decision.allowed else 0
+            log.detail["gate"] = "pass" if decision.allowed else "refused"
+            if versions:
+                log.versions["model"] = "+".join(sorted(versions))[:120]
         if n and decision.allowed:
             now = datetime.now(timezone.utc)
             gold = batch.withColumn("published_run_id", F.lit(run_id)).withColumn(
@@ -81,13 +96,16 @@ def main(
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
     spark = session_or_exit("deid-publish", master=master)
-    decision, published = run(spark, Tables(tables.resolve()), cfg, run_id)
-    for v in decision.verdicts:
-        typer.echo(f"gate: {'PASS' if v.allowed else 'REFUSE'} {v.model_version}: {v.reason}")
-    if not decision.allowed:
-        typer.echo(f"publish refused for run {run_id}: nothing published ({time.perf_counter() - t0:.1f}s)", err=True)
-        raise typer.Exit(EXIT_REFUSED)
-    typer.echo(f"publish: {published} reports published for run {run_id} ({time.perf_counter() - t0:.1f}s)")
+    t = Tables(tables.resolve())
+    with job_run(spark, t, job=JOB, run_id=run_id) as log:
+        decision, published = run(spark, t, cfg, run_id, log)
+        for v in decision.verdicts:
+            typer.echo(f"gate: {'PASS' if v.allowed else 'REFUSE'} {v.model_version}: {v.reason}")
+        if not decision.allowed:
+            typer.echo(f"publish refused for run {run_id}: nothing published ({time.perf_counter() - t0:.1f}s)",
+                       err=True)
+            raise typer.Exit(EXIT_REFUSED)
+        typer.echo(f"publish: {published} reports published for run {run_id} ({time.perf_counter() - t0:.1f}s)")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ residual-PHI rate (missed PHI tokens per token reviewed) and the
 over-masking rate (masked clinical tokens per masked token) are computed
 with exact one-sided Clopper-Pearson upper bounds into `qa_metrics`; a
 sample counts for the gate only once every one of its items is reviewed.
+Each run records one row in the run log (`jobs.run_log`): review files
+in, reviewed items accepted out, and the number of problems.
 """
 
 from __future__ import annotations
@@ -30,9 +32,13 @@ from pyspark.sql import SparkSession
 from deid_core.lakehouse import QA_METRICS, QA_REVIEW_ITEMS
 from deid_core.qa.config import QaConfig, load_qa_config
 from deid_core.qa.review import ItemCounts, aggregate, count_item, read_review_jsonl
+from jobs.run_log import JobRunLog, job_run
 from jobs.tables import Tables, exists, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
+
+#: the run log's name of this job
+JOB = "qa_ingest_review"
 
 
 def read_inbox(inbox: Path, expected: dict[tuple[str, str], dict[str, Any]]) -> tuple[dict, dict[Path, list[str]]]:
@@ -98,14 +104,20 @@ def compute_metrics(expected: dict[tuple[str, str], dict[str, Any]], reviewed: d
     return rows
 
 
-def run(spark: SparkSession, tables: Tables, cfg: QaConfig) -> tuple[list[dict[str, Any]], dict[Path, list[str]]]:
+def run(spark: SparkSession, tables: Tables, cfg: QaConfig,
+        log: JobRunLog | None = None) -> tuple[list[dict[str, Any]], dict[Path, list[str]]]:
+    """Read the inbox, MERGE the accepted verdicts, recompute `qa_metrics`; `log` gets the counts when given."""
     if not exists(spark, tables.qa_sample_items):
+        if log is not None:
+            log.input_count, log.output_count = 0, 0
         return [], {}
     expected = {(r["sample_id"], r["item_id"]): r.asDict() for r in spark.read.format("delta").load(
         tables.qa_sample_items).select("sample_id", "item_id", "model_version", "original_sha256",
                                        "sample_created_at", "run_id").collect()}
     accepted, problems = read_inbox(cfg.inbox_dir, expected)
     write_problem_files(problems)
+    if log is not None:
+        log.input_count, log.output_count = len(problems), len(accepted)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     if accepted:
         rows = [{**r, "ingested_at": now} for r in accepted.values()]
@@ -134,8 +146,19 @@ def main(
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
     spark = session_or_exit("deid-qa-ingest-review", master=master)
-    metrics, problems = run(spark, Tables(tables.resolve()), cfg)
-    bad = {p.name: len(e) for p, e in problems.items() if e}
+    t = Tables(tables.resolve())
+    with job_run(spark, t, job=JOB) as log:
+        metrics, problems = run(spark, t, cfg, log)
+        bad = {p.name: len(e) for p, e in problems.items() if e}
+        # in: review files, out: reviewed items accepted; reviewers' typos are theirs to fix
+        # (the .errors.txt files), not failed rows of the job
+        log.detail.update(problems=str(sum(bad.values())), samples=str(len({m["sample_id"] for m in metrics})),
+                          complete_samples=str(len({m["sample_id"] for m in metrics if m["complete"]})))
+        _echo_result(cfg, metrics, problems, bad, t0)
+
+
+def _echo_result(cfg: QaConfig, metrics: list[dict[str, Any]], problems: dict[Path, list[str]],
+                 bad: dict[str, int], t0: float) -> None:
     typer.echo(f"qa review: {len(problems)} review files read, {sum(bad.values())} problems"
                + (f" (see {', '.join(n + '.errors.txt' for n in sorted(bad))} in {cfg.inbox_dir})" if bad else ""))
     for m in metrics:

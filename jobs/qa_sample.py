@@ -12,6 +12,9 @@ de-identified text), `review.jsonl` (one line per field for reviewers'
 marks) and `sample.json` (sizes and versions, no text; written last, it
 marks the sample complete). The `qa_sample_items` table records what the
 sample holds (ids and hashes, never text) for the review ingest and the gate.
+The page also shows the run log of the batch (`jobs.run_log`): the
+`job_runs` rows of this run (ingest, de-identification), or the latest run
+of each job when this run has none, and the job records its own row.
 """
 
 from __future__ import annotations
@@ -33,10 +36,17 @@ from deid_core.qa.html_report import write_sample_html
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
 from deid_core.qa.review import write_review_jsonl
 from deid_core.qa.sampling import allocate, length_bucket, sample_id as make_sample_id
+from deid_core.runs import JobRun, resolve_run_id
 from jobs.pending import pending_reports, population_digest
+from jobs.run_log import JobRunLog, batch_runs, job_run
 from jobs.tables import Tables, field_key_column, merge
 
 app = typer.Typer(add_completion=False, help=__doc__)
+
+#: the run log's name of this job
+JOB = "qa_sample"
+#: jobs the page's run log leaves out: the QA loop's own, which do not make the batch
+_NOT_BATCH_JOBS = (JOB, "qa_ingest_review", "publish")
 
 STRATA = ("sender", "country", "length_bucket", "model_version")
 
@@ -126,34 +136,61 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
-def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str) -> tuple[str | None, str]:
-    """Draw (or find) the sample of this run; returns (sample id or None, what happened)."""
+def _batch_runs(spark: SparkSession, tables: Tables, run_id: str) -> tuple[list[JobRun] | None, bool]:
+    """The page's run log rows; None (no card) when the run log cannot be read: it never stops a sample."""
+    try:
+        return batch_runs(spark, tables, run_id, exclude_jobs=_NOT_BATCH_JOBS)
+    except Exception as exc:  # noqa: BLE001 - the run log is best effort, the sample is not
+        typer.echo(f"warning: run log not shown on the QA page ({type(exc).__name__})", err=True)
+        return None, True
+
+
+def run(spark: SparkSession, tables: Tables, cfg: QaConfig, run_id: str,
+        log: JobRunLog | None = None) -> tuple[str | None, str]:
+    """Draw (or find) the sample of this run; returns (sample id or None, what happened).
+
+    `log`, when given, gets the counts (reports awaiting publication in,
+    reports sampled out) and the stages' times for the run log.
+    """
+    log = log or JobRunLog(job=JOB, mode="batch", run_id=resolve_run_id(run_id))
     pending = with_strata(pending_reports(spark, tables), cfg.sample.length_buckets).persist()
     try:
-        digest = population_digest(pending)
+        with log.stage("population"):
+            digest = population_digest(pending)
         if digest.startswith("0-"):
+            log.input_count, log.output_count = 0, 0
             return None, "nothing awaits publication: no sample drawn"
         seed = f"{cfg.sample.seed}\u0000{run_id}"
         sid = make_sample_id(run_id, cfg.sample.seed, digest)
+        log.detail["sample_id"] = sid
         folder = cfg.samples_dir / sid
         if (folder / "sample.json").exists():
+            log.output_count = 0
+            log.detail["sample"] = "already drawn"
             return sid, f"sample {sid} already drawn for this batch: left as it is"
-        drawn, population, n_strata = draw(spark, pending, cfg.sample.reports, seed)
+        with log.stage("draw"):
+            drawn, population, n_strata = draw(spark, pending, cfg.sample.reports, seed)
     finally:
         pending.unpersist()
-    items = fetch_items(spark, tables, drawn, sid, cfg.sample.include_structured)
+    log.input_count, log.output_count = population, len(drawn)
+    with log.stage("fetch"):
+        items = fetch_items(spark, tables, drawn, sid, cfg.sample.include_structured)
     info = SampleInfo(
         sample_id=sid, run_id=run_id, created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         population_reports=population, sampled_reports=len(drawn), strata=n_strata,
         model_versions=tuple(sorted({i.model_version for i in items})),
         policy_versions=tuple(sorted({i.policy_version for i in items})), seed=cfg.sample.seed,
     )
+    log.detail["items"] = str(len(items))
+    log.versions.update(model=("+".join(info.model_versions) or "none")[:120],
+                        policy=("+".join(info.policy_versions) or "none")[:120])
     record_items(spark, tables, info, items)
+    runs, own = _batch_runs(spark, tables, log.run_id)
     _private_dir(cfg.qa_dir)
     _private_dir(cfg.samples_dir)
     _private_dir(cfg.inbox_dir)
     _private_dir(folder)
-    write_sample_html(info, items, folder / "report.html")
+    write_sample_html(info, items, folder / "report.html", runs=runs, runs_of_this_run=own)
     write_review_jsonl(items, folder / "review.jsonl")
     manifest = {**info.__dict__, "model_versions": list(info.model_versions),
                 "policy_versions": list(info.policy_versions), "items": len(items),
@@ -178,8 +215,10 @@ def main(
     cfg = load_qa_config(qa_config)
     t0 = time.perf_counter()
     spark = session_or_exit("deid-qa-sample", master=master)
-    _, message = run(spark, Tables(tables.resolve()), cfg, run_id)
-    typer.echo(f"qa sample: {message} ({time.perf_counter() - t0:.1f}s)")
+    t = Tables(tables.resolve())
+    with job_run(spark, t, job=JOB, run_id=run_id) as log:
+        _, message = run(spark, t, cfg, run_id, log)
+        typer.echo(f"qa sample: {message} ({time.perf_counter() - t0:.1f}s)")
 
 
 if __name__ == "__main__":

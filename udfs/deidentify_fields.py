@@ -23,7 +23,7 @@ import pandas as pd
 
 from deid_core.categories import UNKNOWN_LABEL
 from deid_core.config import OutputConfig
-from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, SILVER
+from deid_core.lakehouse import KIND_STRUCTURED, KIND_TEXT, PIECE_COLUMNS, SILVER
 from deid_core.render import render_masked, replacement as tag_for
 from deid_core.results import mask_everything
 from udfs.runtime import PipelineSpec, pipeline_for
@@ -35,8 +35,10 @@ CHUNK = 64
 #: structured values per chunk (a failing chunk is masked whole)
 VALUE_CHUNK = 1024
 
-#: the rows this UDF emits are silver's (`deid_core.lakehouse.SILVER`); it reads `FIELD_ROWS`
+#: the rows this UDF emits are silver's (`deid_core.lakehouse.SILVER`); it reads `FIELD_ROWS`.
+#: Given `FIELD_PIECES` (pieces of long texts), it emits `SILVER_PIECES`: the piece columns pass through.
 _COLUMNS = list(SILVER.names)
+_PIECE_NAMES = tuple(n for n, _ in PIECE_COLUMNS)
 
 # error codes (also documented in the README)
 E_LOAD = "E_LOAD"        # the pipeline could not be loaded: row fully masked
@@ -65,7 +67,8 @@ def _failed_rows(chunk: pd.DataFrame, code: str, versions: dict[str, str], ms: f
 
 def _row(r: Any, text_deid: str, spans: list[dict[str, Any]], status: str, code: str | None,
          versions: dict[str, str], ms: float) -> dict[str, Any]:
-    return {
+    piece = {c: getattr(r, c) for c in _PIECE_NAMES if hasattr(r, c)}
+    return piece | {
         "case_id": r.case_id, "version": r.version, "field": r.field, "kind": r.kind, "label": r.label,
         "text_deid": text_deid, "spans": spans, "status": status, "error_code": code,
         "input_sha256": r.input_sha256, "model_version": versions.get("model"),
@@ -118,6 +121,7 @@ def deidentify_batches(
         except Exception as exc:  # noqa: BLE001 - fail closed: mask everything
             log.error("pipeline could not be loaded (%s); rows fully masked", type(exc).__name__)  # phi-safe
         for batch in batches:
+            columns = _COLUMNS + [c for c in _PIECE_NAMES if c in batch.columns]
             # texts sorted by length, in chunks of CHUNK texts (full network batches);
             # structured values are cheap and go in larger chunks after them
             texts = batch[batch["kind"] == KIND_TEXT]
@@ -135,7 +139,7 @@ def deidentify_batches(
                 except Exception as exc:  # noqa: BLE001 - fail closed
                     log.error("chunk failed (%s); rows fully masked", type(exc).__name__)  # phi-safe
                     out += _failed_rows(chunk, E_CHUNK, versions, 0.0)
-            yield pd.DataFrame(out, columns=_COLUMNS)
+            yield pd.DataFrame(out, columns=columns)
 
     return run
 

@@ -1,4 +1,4 @@
-"""The pandas UDF of the ingest job: landed files in, report rows and one file row per file out.
+"""The pandas UDFs of the ingest job: landed files (or table rows) in, report rows and one outcome row each out.
 
 Every listed file yields exactly one *file row*: its outcome (error code
 and reason, or none) and its SHA-256. A readable E2B file also yields its
@@ -19,17 +19,29 @@ Outcomes, in the order they are checked:
 * `E_NOT_XML`   not XML at all: binary data or plain text;
 * `E_PARSE`     XML that is not well-formed, not E2B, or a report without identity.
 
+E2B documents held in a table, one per row (`parse_documents`, input
+`deid_core.lakehouse.TABLE_DOCUMENTS`), go through the same parser and get
+the same outcome row per document, with the same codes but for the two that
+only files have (`E_FILE_TYPE`, `E_READ`): a NULL or 0-byte cell is
+`E_EMPTY`. A document from a string column arrives as its UTF-8 bytes, so
+an encoding its XML declaration names (`ISO-8859-1`, `UTF-16`) no longer
+holds and is rewritten to UTF-8 before parsing. A received date from the
+table (`normalise_received`) fills in a report that has none of its own.
+
 Reasons name the problem, never the content (`E2BParseError` messages carry
 no text; other errors are named by type).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
 import json
 import os
+import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -157,21 +169,34 @@ def parse_file(uri: str, size: int | None, now: datetime) -> Iterator[dict[str, 
         yield _file_row(uri, now, E_READ, f"cannot read file ({type(exc).__name__})")
         return
     stream = _Hashing(raw)
+    try:
+        yield from _reports_then_outcome(uri, stream, stream.finish, now)
+    finally:
+        raw.close()
+
+
+def _reports_then_outcome(uri: str, source: BinaryIO | _Hashing, digest: Callable[[], str], now: datetime,
+                          received: str | None = None) -> Iterator[dict[str, Any]]:
+    """The report rows of one document, then its outcome row: the one parse loop of files and table rows.
+
+    `digest` gives the document's SHA-256 once it has been read through;
+    `received` fills in the received date of a report that has none.
+    """
     n = 0
     failure: tuple[str, str] | None = None
     try:
-        for report in iter_reports(stream):
+        for report in iter_reports(source):  # type: ignore[arg-type]
             n += 1
+            if received and not report.received_date:
+                report = dataclasses.replace(report, received_date=received)
             yield _report_row(uri, now, report)
-        sha = stream.finish()
+        sha = digest()
     except E2BParseError as exc:
         failure = (_PARSE_CODES.get(exc.kind, E_PARSE), str(exc))
     except OSError as exc:
         failure = (E_READ, f"cannot read file ({type(exc).__name__})")
     except Exception as exc:  # noqa: BLE001 - anything else is a parse failure too, named by type
         failure = (E_PARSE, f"unexpected {type(exc).__name__}")
-    finally:
-        raw.close()
     if failure is not None:
         yield _file_row(uri, now, *failure)
     elif n == 0:
@@ -180,23 +205,91 @@ def parse_file(uri: str, size: int | None, now: datetime) -> Iterator[dict[str, 
         yield _file_row(uri, now, sha=sha)
 
 
+#: the encoding pseudo-attribute of an XML declaration at the start of a document (after a BOM, blanks)
+_DECLARED_ENCODING = re.compile(
+    rb"\A(\xef\xbb\xbf)?([ \t\r\n]*<\?xml\b[^>]*?\bencoding[ \t\r\n]*=[ \t\r\n]*)([\"'])[^\"'>]*\3")
+#: E2B date digits as the parsers give them: CCYYMMDD, then optionally hours, minutes, seconds, fraction, zone
+_E2B_DATE = re.compile(r"\d{8}(\d{2}(\d{2}(\d{2}(\.\d{1,4})?)?)?)?([+-]\d{2}(\d{2})?)?", re.ASCII)
+#: an ISO 8601 date, optionally followed by a time (only the date is taken)
+_ISO_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[T ].*)?", re.ASCII | re.DOTALL)
+
+
+def declared_utf8(data: bytes) -> bytes:
+    """`data` (the UTF-8 of a decoded string) with the encoding its XML declaration names set to UTF-8."""
+    return _DECLARED_ENCODING.sub(lambda m: (m.group(1) or b"") + m.group(2) + m.group(3) + b"UTF-8" + m.group(3),
+                                  data, count=1)
+
+
+def normalise_received(value: str | None) -> str | None:
+    """A received date from a table column in the parsers' E2B form, or None when it is not a date.
+
+    E2B digits (``20140112``, ``20140112093000+0100``) are kept as they are;
+    an ISO date or date-time (``2014-01-12``, ``2014-01-12T09:30:00Z``)
+    becomes its date's digits (``20140112``), as R2's ``receiptdate`` and
+    R3's ``availabilityTime`` read at day precision. The job turns date and
+    timestamp columns into ``yyyyMMdd`` before they get here.
+    """
+    if value is None:
+        return None
+    text = str(value).strip()
+    if _E2B_DATE.fullmatch(text):
+        return text
+    iso = _ISO_DATE.fullmatch(text)
+    if iso:
+        return "".join(iso.groups())
+    return None
+
+
+def parse_document(uri: str, data: bytes | None, sha: str | None, from_text: bool, received: str | None,
+                   now: datetime) -> Iterator[dict[str, Any]]:
+    """The report rows of one E2B document held in a table cell, then its outcome row (always exactly one)."""
+    if data is None:
+        yield _file_row(uri, now, E_EMPTY, "no document (NULL)")
+        return
+    if len(data) == 0:
+        yield _file_row(uri, now, E_EMPTY, "empty document (0 bytes)", sha)
+        return
+    source = io.BytesIO(declared_utf8(data) if from_text else data)
+    digest = sha or hashlib.sha256(data).hexdigest()
+    yield from _reports_then_outcome(uri, source, lambda: digest, now, normalise_received(received))
+
+
 def _text_size(row: dict[str, Any]) -> int:
     return sum(len(f["text"] or "") for f in row["text_fields"]) + sum(len(f["value"] or "")
                                                                        for f in row["structured_fields"])
+
+
+def _in_frames(rows: Iterator[dict[str, Any]]) -> Iterator[pd.DataFrame]:
+    """`rows` as output frames of at most BATCH_REPORTS rows or BATCH_CHARS characters of text."""
+    out: list[dict[str, Any]] = []
+    chars = 0
+    for row in rows:
+        out.append(row)
+        chars += _text_size(row)
+        if len(out) >= BATCH_REPORTS or chars >= BATCH_CHARS:
+            yield pd.DataFrame(out, columns=_COLUMNS)
+            out, chars = [], 0
+    if out:
+        yield pd.DataFrame(out, columns=_COLUMNS)
 
 
 def parse_batches(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
     """For `mapInPandas(parse_batches, PARSED.schema)` over a frame of `LANDED_FILES.schema` (`deid_core.lakehouse`)."""
     for batch in batches:
         now = datetime.now(timezone.utc)
-        rows: list[dict[str, Any]] = []
-        chars = 0
-        for uri, size in zip(batch["path"], batch["size"], strict=True):
-            for row in parse_file(uri, None if pd.isna(size) else int(size), now):
-                rows.append(row)
-                chars += _text_size(row)
-                if len(rows) >= BATCH_REPORTS or chars >= BATCH_CHARS:
-                    yield pd.DataFrame(rows, columns=_COLUMNS)
-                    rows, chars = [], 0
-        if rows:
-            yield pd.DataFrame(rows, columns=_COLUMNS)
+        yield from _in_frames(
+            row for uri, size in zip(batch["path"], batch["size"], strict=True)
+            for row in parse_file(uri, None if pd.isna(size) else int(size), now))
+
+
+def parse_documents(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+    """For `mapInPandas(parse_documents, PARSED.schema)` over a frame of `TABLE_DOCUMENTS.schema`."""
+    for batch in batches:
+        now = datetime.now(timezone.utc)
+        columns = (batch["source_file"], batch["document"], batch["document_sha256"], batch["from_text"],
+                   batch["received_date"])
+        yield from _in_frames(
+            row for uri, data, sha, from_text, received in zip(*columns, strict=True)
+            for row in parse_document(uri, bytes(data) if isinstance(data, (bytes, bytearray, memoryview)) else None,
+                                      None if pd.isna(sha) else sha, bool(from_text),
+                                      None if pd.isna(received) else received, now))

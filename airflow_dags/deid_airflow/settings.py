@@ -42,6 +42,8 @@ class Nightly(DagCommon):
     landing: str
     policy: str | None = None
     method: str = "hybrid"
+    #: the run report fails when a job of the night failed more than this share of its input
+    max_failed_share: float = Field(0.01, ge=0, le=1)
 
 
 class ModelRefresh(DagCommon):

@@ -11,6 +11,11 @@ encryption (the project's `jobs/workspace.py`, loaded by path because the
 project's packages are not installed in Airflow's virtualenv): shuffle
 files and broadcasts of a local-mode driver never lie in clear in a shared
 temporary folder, and what a killed task left is swept by the next one.
+
+Every job gets the DAG run's id (`DEID_RUN_ID`) and the task's try number
+(`DEID_TRY_NUMBER`), so that the rows it records in the run log
+(`job_runs`, `jobs/run_log.py`) of one night share one run id and a retry
+is a second attempt of that run, not another run.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.providers.standard.operators.bash import BashOperator
+from airflow.sdk import task
 from airflow.sdk.exceptions import AirflowFailException
 
 from deid_airflow.alerts import failure_callbacks
@@ -52,6 +58,9 @@ def job_env(s: AirflowSettings) -> dict[str, str]:
         "DEID_CONFIG": s.path(s.deid_config),
         "DEID_QA_CONFIG": s.path(s.qa_config),
         "TF_CPP_MIN_LOG_LEVEL": "2",
+        # the run log's run id and attempt (deid_core/runs.py: RUN_ID_ENV, TRY_NUMBER_ENV), rendered per task
+        "DEID_RUN_ID": "{{ run_id }}",
+        "DEID_TRY_NUMBER": "{{ ti.try_number }}",
     }
     if s.key_variable:
         # rendered at run time from Airflow's secrets backend; Airflow masks it in logs
@@ -67,8 +76,9 @@ def delta_jars(s: AirflowSettings) -> str:
 
 
 #: job exit codes that no retry can change: 2 a configuration error (e.g. no
-#: key for a keyed policy), 3 the QA gate refused to publish
-NOT_RETRIED_EXIT_CODES = frozenset({2, 3})
+#: key for a keyed policy), 3 the QA gate refused to publish, 4 the run
+#: report found a job with too many failed rows (jobs/run_report.py)
+NOT_RETRIED_EXIT_CODES = frozenset({2, 3, 4})
 
 
 def load_workspace_module(project_dir: Path) -> ModuleType:
@@ -122,7 +132,8 @@ class DeidSparkSubmitOperator(SparkSubmitOperator):
             raise
 
 
-def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> Any:
+def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str], **operator_args: Any) -> Any:
+    """`jobs/<job>.py` through spark-submit; `operator_args` go to the operator (e.g. `trigger_rule`)."""
     python = s.path(s.python)
     return DeidSparkSubmitOperator(
         task_id=task_id,
@@ -135,7 +146,25 @@ def spark_job(s: AirflowSettings, task_id: str, job: str, args: list[str]) -> An
         name=f"deid-{task_id}",
         verbose=False,
         project_dir=s.project_dir,
+        **operator_args,
     )
+
+
+def fail_if_any_failed(task_id: str = "watcher") -> Any:
+    """A last task that fails the DAG run when any other task failed (Airflow's "watcher" pattern).
+
+    Airflow judges a DAG run by its leaf tasks. The run report runs when
+    its upstream is done whatever the outcome (`all_done`), so it would be
+    the leaf that turns a night whose publish failed into a successful
+    run; this task runs only when some task failed (`one_failed`), and
+    then fails. It sends no alert of its own: the failed task has already.
+    """
+
+    @task(task_id=task_id, trigger_rule="one_failed", retries=0, on_failure_callback=None)
+    def watcher() -> None:
+        raise AirflowFailException("a task of this DAG run failed: see its log and the run_report task")
+
+    return watcher()
 
 
 def project_command(s: AirflowSettings, task_id: str, module: str, args: list[str]) -> Any:

@@ -24,6 +24,12 @@ files.
 * **Determinism.** Report ``i`` depends only on ``(seed, i)``; ``start``
   lets a caller split one stream of reports over several files without
   repeating case ids.
+* **Lengths** (optional, for the scale run): with a
+  :class:`~deid_core.synthetic.lengths.LengthPlan`, the narrative and the
+  two comments of report ``i`` are fitted to the lengths the plan draws
+  for ``i`` from real free text (a rare narrative of 100 KB - 1 MB
+  included); without one, reports are exactly as before.
+  :func:`report_document` writes one report as a document of its own.
 
 :attr:`SyntheticReport.text_fields` is what the reader must give back for
 each report, exactly; the tests hold the writers to it.
@@ -38,6 +44,7 @@ from random import Random
 
 from deid_core.synthetic import SyntheticNarrative, generate_one
 from deid_core.synthetic.clinical import pick_drug, pick_reactions
+from deid_core.synthetic.lengths import LengthPlan, ReportLengths, fit_plain
 from deid_core.synthetic.phi import LOCALES, PhiFactory, faker_for, format_date
 
 GENERATOR = "deid_core.e2b.synthetic"
@@ -219,9 +226,9 @@ class _Planner:
             self._last = _make_case(self.seed, case_index, locale)
         return self._last
 
-    def report(self, index: int) -> SyntheticReport:
+    def report(self, index: int, lengths: ReportLengths | None = None) -> SyntheticReport:
         case_index, version = case_of(index)
-        narrative = generate_one(self.seed, index)
+        narrative = generate_one(self.seed, index, None if lengths is None else lengths.narrative)
         if version == 1:
             case = self._case(case_index, narrative.meta["locale"])
         elif self._last is not None and self._last.index == case_index:
@@ -234,6 +241,9 @@ class _Planner:
         created = datetime(received.year, received.month, received.day) + timedelta(
             days=rng.randint(1, 10), seconds=rng.randint(0, 86399))
         reporter_comment, sender_comment = _comments(case, index, self.seed, narrative.meta["locale"])
+        if lengths is not None:
+            reporter_comment = fit_plain(reporter_comment, lengths.reporter_comment)
+            sender_comment = fit_plain(sender_comment, lengths.sender_comment)
         return SyntheticReport(
             case=case, version=version, created=created, created_zone=rng.choice(_ZONES),
             most_recent_info=received, narrative=narrative,
@@ -241,14 +251,31 @@ class _Planner:
         )
 
 
-def synthetic_reports(n_reports: int, seed: int, *, start: int = 0) -> list[SyntheticReport]:
-    """Plans of reports ``start .. start + n_reports - 1`` for ``seed``."""
+def synthetic_reports(n_reports: int, seed: int, *, start: int = 0,
+                      lengths: LengthPlan | None = None) -> list[SyntheticReport]:
+    """Plans of reports ``start .. start + n_reports - 1`` for ``seed`` (free text fitted to ``lengths``)."""
     if isinstance(n_reports, bool) or not isinstance(n_reports, int) or n_reports < 0:
         raise ValueError(f"n_reports must be a non-negative integer, got {n_reports!r}")
     if isinstance(start, bool) or not isinstance(start, int) or start < 0:
         raise ValueError(f"start must be a non-negative integer, got {start!r}")
+    if lengths is not None and lengths.seed != seed:
+        raise ValueError(f"the length plan is for seed {lengths.seed}, not {seed}")
     planner = _Planner(seed)
-    return [planner.report(i) for i in range(start, start + n_reports)]
+    return [planner.report(i, None if lengths is None else lengths.for_report(i))
+            for i in range(start, start + n_reports)]
+
+
+def report_document(report: SyntheticReport, fmt: str, *, seed: int, index: int) -> bytes:
+    """One E2B document (an R3 batch or an R2 ``ichicsr``) holding ``report`` alone, as report ``index``."""
+    if fmt == "R3":
+        from deid_core.e2b.synthetic_r3 import write_r3_batch
+
+        return write_r3_batch([report], seed=seed, start=index)
+    if fmt == "R2":
+        from deid_core.e2b.synthetic_r2 import write_r2_batch
+
+        return write_r2_batch([report], seed=seed, start=index)
+    raise ValueError(f"unknown E2B format {fmt!r} (R3 or R2)")
 
 
 def stable_uuid(*parts: object) -> str:

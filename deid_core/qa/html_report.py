@@ -11,6 +11,11 @@ The right-hand column is rebuilt from the original and the recorded spans
 rather than taken on trust: if that does not reproduce the stored
 de-identified text, the page says so instead of showing highlights that
 would mislead the reviewer.
+
+A small table shows the run log of the batch (`deid_core.runs`: the jobs
+that ingested and de-identified it, their counts, failures, quarantine
+codes and versions), so a reviewer who finds a fully masked field can see
+whether the night had failures, without asking operations.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from deid_core.lakehouse import KIND_STRUCTURED, split_field_key
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
 from deid_core.qa.review import REVIEW_STEPS, private_text_writer
+from deid_core.runs import JobRun, summary_line
 
 #: Category colours: Paul Tol's "light" scheme, made for areas behind black
 #: text and distinguishable with the common colour-vision deficiencies.
@@ -153,6 +159,9 @@ def _style() -> str:
   table.structured th {{ color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .04em;
     background: #f6f8fa; }}
   table.structured td.val {{ white-space: pre-wrap; overflow-wrap: anywhere; width: 30%; }}
+  table.runs td.num, table.runs th.num {{ text-align: right; font-variant-numeric: tabular-nums;
+    white-space: nowrap; }}
+  table.runs td.failed {{ color: #8a1c1c; font-weight: 700; }}
   footer {{ color: var(--muted); font-size: 12px; margin-top: 24px; }}
   @media (max-width: 900px) {{
     .pair, .top {{ grid-template-columns: 1fr; }}
@@ -356,8 +365,69 @@ def _facts(info: SampleInfo, items: Sequence[ReviewItem], reports: int) -> str:
     return f'<dl class="facts">{rows}</dl>'
 
 
-def render_sample_html(info: SampleInfo, items: Sequence[ReviewItem]) -> str:
-    """The whole page; every value from the data is HTML-escaped."""
+def _took(seconds: float) -> str:
+    return f"{seconds:.1f} s" if seconds < 600 else f"{seconds / 60:.1f} min"
+
+
+def _count(n: int | None) -> str:
+    return "–" if n is None else f"{n:,}"
+
+
+def _run_status(run: JobRun) -> str:
+    if run.ok:
+        return run.status
+    how = f"exit {run.detail['exit_code']}" if "exit_code" in run.detail else run.detail.get("error", "")
+    return f"{run.status} ({how})" if how else run.status
+
+
+def _run_row(run: JobRun) -> str:
+    quarantined = ", ".join(f"{code} {n:,}" for code, n in run.quarantined_by_code.items()) or "–"
+    versions = ", ".join(f"{k} {v}" for k, v in run.versions.items()) or "–"
+    attempt = f" (try {run.attempt})" if run.attempt and run.attempt > 1 else ""
+    status_class = "" if run.ok else ' class="failed"'
+    cells = [
+        f'<td class="mono">{_esc(run.job + attempt)}</td>',
+        f"<td>{_esc(run.mode)}</td>",
+        f"<td{status_class}>{_esc(_run_status(run))}</td>",
+        f"<td>{_esc(_when(run.started_at.isoformat()))}</td>",
+        f'<td class="num">{_esc(_took(run.seconds))}</td>',
+        *(f'<td class="num">{_count(n)}</td>' for n in (run.input_count, run.output_count, run.failed_count)),
+        f"<td>{_esc(quarantined)}</td>",
+        f'<td class="mono">{_esc(versions)}</td>',
+    ]
+    return f'<tr title="{_esc(summary_line(run))}">' + "".join(cells) + "</tr>"
+
+
+def _run_log(runs: Sequence[JobRun], of_this_run: bool, run_id: str) -> str:
+    """The run log card: one row per job run, its whole one-line summary on hover."""
+    if not runs:
+        note = "The run log (<code>job_runs</code>) has no rows yet."
+        return f'<section class="card runlog"><h2>Run log</h2>\n<p class="note">{note}</p></section>\n'
+    if of_this_run:
+        note = f'The jobs of run <span class="mono">{_esc(runs[0].run_id)}</span> that made this batch.'
+    else:
+        note = f'No job recorded run <span class="mono">{_esc(run_id)}</span>: the latest run of each job is shown.'
+    head = "".join(
+        f'<th class="num">{name}</th>' if name in ("Took", "In", "Out", "Failed") else f"<th>{name}</th>"
+        for name in ("Job", "Mode", "Status", "Started", "Took", "In", "Out", "Failed", "Quarantined", "Versions")
+    )
+    body = "\n".join(_run_row(r) for r in runs)
+    return (
+        '<section class="card runlog"><h2>Run log</h2>\n'
+        f'<p class="note">{note} Counts and versions only; hover over a row for its whole line.</p>\n'
+        f'<table class="structured runs">\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n'
+        "</table></section>\n"
+    )
+
+
+def render_sample_html(info: SampleInfo, items: Sequence[ReviewItem], runs: Sequence[JobRun] | None = None,
+                       runs_of_this_run: bool = True) -> str:
+    """The whole page; every value from the data is HTML-escaped.
+
+    `runs`, when given, are the run log rows shown in the "Run log" card:
+    those of the batch's run (`runs_of_this_run`), or the latest run of
+    each job when that run recorded none. None leaves the card out.
+    """
     ordered = sorted(items, key=lambda i: i.report_no)  # stable: fields keep the job's order within a report
     by_report = [(no, list(group)) for no, group in groupby(ordered, key=lambda i: i.report_no)]
     of = max([info.sampled_reports] + [no for no, _ in by_report])
@@ -380,6 +450,7 @@ def render_sample_html(info: SampleInfo, items: Sequence[ReviewItem]) -> str:
         f'<header class="card"><h1>De-identification QA sample <span class="mono">{sid}</span></h1>\n'
         f"{_facts(info, items, len(by_report))}</header>\n"
         f'<div class="top">{_howto()}{_legend(items)}</div>\n'
+        f"{_run_log(runs, runs_of_this_run, info.run_id) if runs is not None else ''}"
         f'<nav class="toc">Reports: {toc}</nav>\n'
         f"{reports}"
         f"<footer>Sample {sid} · run {_esc(info.run_id)} · {_esc(_when(info.created_at))}</footer>\n"
@@ -387,8 +458,9 @@ def render_sample_html(info: SampleInfo, items: Sequence[ReviewItem]) -> str:
     )
 
 
-def write_sample_html(info: SampleInfo, items: Sequence[ReviewItem], path: Path) -> None:
+def write_sample_html(info: SampleInfo, items: Sequence[ReviewItem], path: Path,
+                      runs: Sequence[JobRun] | None = None, runs_of_this_run: bool = True) -> None:
     """All-or-nothing and owner-only: the page holds original text."""
-    page = render_sample_html(info, items)
+    page = render_sample_html(info, items, runs, runs_of_this_run)
     with private_text_writer(path) as fh:
         fh.write(page)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import lru_cache
 from random import Random
 from typing import TYPE_CHECKING, Any
 
@@ -185,8 +186,18 @@ def _meta(seed: int, index: int, tpl: Template, doc: Doc, locale: str, casing: s
     }
 
 
-def generate_one(seed: int, index: int) -> SyntheticNarrative:
-    """Document ``index`` of the stream for ``seed`` (independent of the others)."""
+def generate_one(seed: int, index: int, length: int | None = None) -> SyntheticNarrative:
+    """Document ``index`` of the stream for ``seed`` (independent of the others).
+
+    With ``length``, the document is fitted to at most that many characters
+    (:func:`fit_length`): cut at white space, or extended with more of the
+    seed's narratives; without it, the output is what it always was.
+    """
+    doc = _generate(seed, index)
+    return doc if length is None else fit_length(doc, length, seed=seed, index=index)
+
+
+def _generate(seed: int, index: int) -> SyntheticNarrative:
     tpl = template_for(seed, index)
     rng = _rng(seed, index, "content")
     doc, locale = _make_doc(rng, tpl)
@@ -200,6 +211,74 @@ def generate_one(seed: int, index: int) -> SyntheticNarrative:
         spans=built.spans,
         meta=_meta(seed, index, tpl, doc, locale, casing, built),
     )
+
+
+EXTENSION_POOL = 512
+"""Distinct narratives per seed that long documents are extended with (built once per process)."""
+_EXTENSION_BASE = 10**12
+"""Indices of the extension narratives start here, far from any real stream's."""
+_PARAGRAPH = "\n\n"
+
+
+@lru_cache(maxsize=4)
+def _extension_pool(seed: int) -> tuple[SyntheticNarrative, ...]:
+    return tuple(_generate(seed, _EXTENSION_BASE + k) for k in range(EXTENSION_POOL))
+
+
+def fit_length(doc: SyntheticNarrative, length: int, *, seed: int, index: int) -> SyntheticNarrative:
+    """``doc`` cut or extended to at most ``length`` characters, spans kept exact.
+
+    A longer document is cut at white space outside every span and clinical
+    value (:func:`deid_core.synthetic.lengths.cut_point`), so what stays
+    annotated is annotated whole. A shorter one is followed, paragraph after
+    paragraph, by narratives of the seed's extension pool (other templates,
+    people and dates, so the de-identifier has PHI to find all along), in an
+    order drawn from ``(seed, index)``, and then cut. A length below the
+    first word keeps that word. ``meta["fitted"]`` records the target, the
+    pieces used and the length before the cut.
+    """
+    from deid_core.synthetic.lengths import cut_point
+
+    if isinstance(length, bool) or not isinstance(length, int) or length < 1:
+        raise ValueError(f"length must be a positive integer, got {length!r}")
+    pieces = [doc]
+    total = len(doc.text)
+    if total < length:
+        pool = _extension_pool(seed)
+        rng = _rng(seed, index, "extend")
+        while total < length:
+            piece = pool[rng.randrange(len(pool))]
+            pieces.append(piece)
+            total += len(_PARAGRAPH) + len(piece.text)
+    texts: list[str] = []
+    spans: list[tuple[int, int, str]] = []
+    subtypes: list[str | None] = []
+    clinical: list[dict[str, Any]] = []
+    sentences = 0
+    offset = 0
+    for piece in pieces:
+        if texts:
+            texts.append(_PARAGRAPH)
+            offset += len(_PARAGRAPH)
+        texts.append(piece.text)
+        spans += [(s + offset, e + offset, label) for s, e, label in piece.spans]
+        subtypes += piece.meta.get("subtypes") or [None] * len(piece.spans)
+        clinical += [{**c, "start": c["start"] + offset, "end": c["end"] + offset}
+                     for c in piece.meta.get("clinical") or ()]
+        sentences += piece.meta.get("sentences", 0)
+        offset += len(piece.text)
+    text = "".join(texts)
+    cut = cut_point(text, length, [(s, e) for s, e, _ in spans] + [(c["start"], c["end"]) for c in clinical])
+    text = text[:cut].rstrip()
+    keep = [i for i, (_, e, _) in enumerate(spans) if e <= len(text)]
+    meta = dict(doc.meta)
+    meta.update(
+        subtypes=[subtypes[i] for i in keep],
+        clinical=[c for c in clinical if c["end"] <= len(text)],
+        sentences=sentences,
+        fitted={"target": length, "pieces": len(pieces), "before_cut": offset},
+    )
+    return SyntheticNarrative(doc_id=doc.doc_id, text=text, spans=[spans[i] for i in keep], meta=meta)
 
 
 def generate_narratives(n: int, seed: int = 0) -> Iterator[SyntheticNarrative]:

@@ -153,8 +153,24 @@ def faker_for(locale: str) -> Faker:
     Callers must :meth:`Faker.seed_instance` it before each document; the
     generator does, which is what makes documents independent of each other
     and of the order in which they are produced.
+
+    A few Faker word lists are built from a set, so their order (and what a
+    seeded draw returns) changes with ``PYTHONHASHSEED``: they are sorted
+    here (:data:`_SET_ORDERED`), which keeps the output the same in every
+    process.
     """
-    return Faker(locale)
+    fake = Faker(locale)
+    for attr in _SET_ORDERED.get(locale, ()):
+        for provider in fake.providers:
+            values = getattr(provider, attr, None)
+            if isinstance(values, list):
+                setattr(provider, attr, sorted(values))
+    return fake
+
+
+#: locale -> provider attributes that Faker builds from a set (found by comparing
+#: every list attribute of the locales' providers under two PYTHONHASHSEED values)
+_SET_ORDERED: dict[str, tuple[str, ...]] = {"it_IT": ("cities",)}
 
 
 @lru_cache(maxsize=1)

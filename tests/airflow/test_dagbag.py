@@ -25,6 +25,8 @@ for dag_id, dag in bag.dags.items():
             "type": type(t).__name__, "down": sorted(t.downstream_task_ids), "retries": t.retries,
             "conn": getattr(t, "_conn_id", None), "application": getattr(t, "application", None),
             "args": getattr(t, "application_args", None) or getattr(t, "bash_command", None),
+            "env": getattr(t, "env_vars", None) or getattr(t, "env", None),
+            "trigger_rule": str(getattr(t.trigger_rule, "value", t.trigger_rule)),
             "callbacks": len(t.on_failure_callback or []) if isinstance(t.on_failure_callback, list)
                          else int(t.on_failure_callback is not None),
         }
@@ -46,17 +48,33 @@ def test_dagbag_has_no_import_errors_and_the_expected_pipelines(af_python: Path,
     assert bag["errors"] == {}
     assert set(bag["dags"]) == {"deid_nightly", "deid_model_refresh"}
     nightly = bag["dags"]["deid_nightly"]["tasks"]
-    chain = ["ingest", "deidentify", "qa_sample", "qa_ingest_review", "publish"]
-    assert list(nightly) == chain or set(nightly) == set(chain)
+    chain = ["ingest", "deidentify", "qa_sample", "qa_ingest_review", "publish", "maintain_tables", "run_report"]
+    assert set(nightly) == {*chain, "watcher"}
     for up, down in zip(chain, chain[1:]):
-        assert nightly[up]["down"] == [down]
-    assert nightly["publish"]["down"] == []
+        assert nightly[up]["down"] == sorted([down, "watcher"])
+    assert nightly["run_report"]["down"] == ["watcher"] and nightly["watcher"]["down"] == []
     settings = yaml.safe_load((REPO / "conf" / "airflow.yaml").read_text())
-    for task in nightly.values():
-        assert task["type"] == "DeidSparkSubmitOperator"  # a SparkSubmitOperator that knows exit codes 2 and 3
+    for task_id in chain:
+        task = nightly[task_id]
+        assert task["type"] == "DeidSparkSubmitOperator"  # a SparkSubmitOperator that knows exit codes 2, 3, 4
         assert task["conn"] == settings["spark_conn_id"]
         assert task["retries"] == settings["nightly"]["retries"]
         assert task["callbacks"] >= 1  # the alert file is on by default
+        # every job records its run log rows under the DAG run's id, with the try number
+        assert task["env"]["DEID_RUN_ID"] == "{{ run_id }}" and task["env"]["DEID_TRY_NUMBER"] == "{{ ti.try_number }}"
+    # the run report runs whatever happened before it; the watcher then fails the DAG run if a task failed
+    assert nightly["run_report"]["trigger_rule"] == "all_done"
+    # weekly upkeep after publication, whatever the gate decided; the job checks the weekday itself
+    assert nightly["maintain_tables"]["trigger_rule"] == "all_done"
+    maintain = nightly["maintain_tables"]["args"]
+    assert maintain[maintain.index("--if-weekday-of") + 1] == "{{ ds }}"
+    report = nightly["run_report"]["args"]
+    assert report[report.index("--run-id") + 1] == "{{ run_id }}"
+    assert report[report.index("--max-failed-share") + 1] == str(settings["nightly"]["max_failed_share"])
+    assert [report[i + 1] for i, a in enumerate(report) if a == "--expect"] == [
+        "ingest_e2b", "deidentify", "qa_sample", "qa_ingest_review", "publish"]
+    assert nightly["watcher"]["trigger_rule"] == "one_failed"
+    assert nightly["watcher"]["retries"] == 0 and nightly["watcher"]["callbacks"] == 0  # the failed task alerted
     assert nightly["deidentify"]["args"][nightly["deidentify"]["args"].index("--mode") + 1] == "stream"
     assert "{{ ds }}" in nightly["publish"]["args"] and "{{ ds }}" in nightly["ingest"]["args"][1]
     assert bag["dags"]["deid_nightly"]["max_active_runs"] == 1
@@ -78,6 +96,10 @@ def test_settings_are_validated_at_parse_time(af_python: Path, tmp_path: Path) -
                                                                        "log_file": None}})
     bag = inspect(af_python, tmp_path, retry)
     assert bag["errors"] == {}
-    assert {t["retries"] for t in bag["dags"]["deid_nightly"]["tasks"].values()} == {5}
+    jobs = {k: t for k, t in bag["dags"]["deid_nightly"]["tasks"].items() if k != "watcher"}
+    assert {t["retries"] for t in jobs.values()} == {5}
     # e-mail only (no alert file): one notifier
-    assert {t["callbacks"] for t in bag["dags"]["deid_nightly"]["tasks"].values()} == {1}
+    assert {t["callbacks"] for t in jobs.values()} == {1}
+    for share in (-0.1, 1.5):
+        bad = write_settings(tmp_path, nightly={"max_failed_share": share})
+        assert set(inspect(af_python, tmp_path, bad)["errors"]) == {"deid_nightly.py", "deid_model_refresh.py"}

@@ -1,14 +1,16 @@
 """`airflow dags test deid_nightly` end to end on synthetic sample reports with local Spark.
 
 The first run ingests, de-identifies, draws the QA sample and is stopped by
-the gate at publish (nothing is reviewed yet); a reviewer then marks the
-sample; the second run for the same date re-runs every task idempotently
-and publishes. Slow (two DAG runs of five spark-submits each).
+the gate at publish (nothing is reviewed yet); the run report still runs
+and the watcher fails the DAG run; a reviewer then marks the sample; the
+second run for the same date re-runs every task idempotently and
+publishes. Slow (two DAG runs of six spark-submits each).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,9 @@ from tests.spark.conftest import TEST_KEY, write_synthetic_e2b
 pytestmark = pytest.mark.spark
 
 DATE = "2026-11-26"
-TASKS = ["ingest", "deidentify", "qa_sample", "qa_ingest_review", "publish"]
+#: one `dags test` of six spark-submits; a shared CI machine can take twice its usual time
+DAG_RUN_TIMEOUT_S = 1800
+TASKS = ["ingest", "deidentify", "qa_sample", "qa_ingest_review", "publish", "maintain_tables", "run_report"]
 
 
 def _json_output(args: list[str], env: dict[str, str]) -> list[dict]:
@@ -56,10 +60,16 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
     local = tmp_path / "local"  # the private folder of the runs (spark-submit's and the jobs' own)
     env["DEID_LOCAL_DIR"] = str(local)
 
-    first = run_airflow(["dags", "test", "deid_nightly", DATE], env)
+    first = run_airflow(["dags", "test", "deid_nightly", DATE], env, timeout=DAG_RUN_TIMEOUT_S)
     states = task_states(env)
-    assert states == {**{t: "success" for t in TASKS[:-1]}, "publish": "failed"}, first.stdout[-4000:]
+    assert states == {**{t: "success" for t in TASKS}, "publish": "failed", "watcher": "failed"}, first.stdout[-4000:]
     assert "gate: REFUSE" in first.stdout + first.stderr
+    # the run report ran after the refusal and named it; every job recorded under the DAG run's id
+    (run,) = _json_output(["dags", "list-runs", "deid_nightly"], env)
+    first_out = first.stdout + first.stderr
+    assert f"run log of {run['run_id']}:" in first_out
+    assert f"run {run['run_id']} publish batch failed (exit 3)" in first_out
+    assert "failed (their tasks failed and alerted): publish" in first_out
     alerts = [json.loads(x) for x in (tmp_path / "alerts.jsonl").read_text().splitlines()]
     assert [(a["dag_id"], a["task_id"], a["try_number"]) for a in alerts] == [("deid_nightly", "publish", 1)]
     assert not (tmp_path / "lake" / "published_reports").exists()
@@ -72,10 +82,15 @@ def test_nightly_dag_gates_then_publishes_after_review(af_python: Path, tmp_path
         r["reviewed"], r["reviewer"] = True, "QA1"
     (tmp_path / "qa" / "inbox" / "reviewed.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
 
-    second = run_airflow(["dags", "test", "deid_nightly", DATE], env)
-    assert task_states(env) == {t: "success" for t in TASKS}, second.stdout[-4000:]
+    second = run_airflow(["dags", "test", "deid_nightly", DATE], env, timeout=DAG_RUN_TIMEOUT_S)
+    assert task_states(env) == {**{t: "success" for t in TASKS}, "watcher": "skipped"}, second.stdout[-4000:]
     out = second.stdout + second.stderr
     assert "already drawn" in out and "gate: PASS" in out
+    # `dags test` again for the date is a new DAG run: its own run id, its own rows in the run report
+    (rerun,) = _json_output(["dags", "list-runs", "deid_nightly"], env)
+    assert rerun["run_id"] != run["run_id"] and f"run log of {rerun['run_id']}:" in out
+    for job in ("qa_sample", "qa_ingest_review", "publish"):
+        assert re.search(rf"\brun {re.escape(rerun['run_id'])} {job} batch (try \d+ )?ok in ", out), job
     assert list((tmp_path / "qa" / "samples").iterdir()) == [sample]
     assert (tmp_path / "lake" / "published_reports" / "_delta_log").is_dir()
     # every run kept its local files in the private folder and removed them on exit

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 import stat
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from deid_core.qa.html_report import (
     write_sample_html,
 )
 from deid_core.qa.items import MaskedSpan, ReviewItem, SampleInfo
+from deid_core.runs import JobRun, summary_line
 
 from .conftest import make_item
 
@@ -187,3 +190,50 @@ def test_write_is_private_and_atomic(tmp_path: Path, sample: Sample) -> None:
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert path.read_text(encoding="utf-8") == render_sample_html(*sample)
     assert list(path.parent.iterdir()) == [path]
+
+
+def _job_run(job: str, minutes: int, **kw: object) -> JobRun:
+    start = datetime(2026, 11, 26, 2, 0, tzinfo=timezone.utc) + timedelta(minutes=minutes)
+    values: dict[str, object] = {
+        "run_id": "scheduled__2026-11-26T02:00:00+00:00", "job": job, "invocation_id": f"i{minutes}",
+        "mode": "stream", "status": "ok", "started_at": start, "finished_at": start + timedelta(seconds=30),
+        "seconds": 30.0, "versions": {"code": "0.1.0"},
+    }
+    values.update(kw)
+    return JobRun(**values)  # type: ignore[arg-type]
+
+
+def test_run_log_card_shows_the_batchs_runs(sample: Sample) -> None:
+    runs = [
+        _job_run("ingest_e2b", 0, mode="batch", input_count=6, output_count=120,
+                 quarantined_by_code={"E_PARSE": 2}),
+        _job_run("deidentify", 5, status="failed", attempt=1, detail={"error": "Py4JJavaError"}),
+        _job_run("deidentify", 20, attempt=2, input_count=1200, output_count=1190, failed_count=10,
+                 versions={"model": "model-7", "policy": "hipaa_safe_harbor-2"}),
+    ]
+    page = render_sample_html(*sample, runs=runs)
+    card = page.split('<section class="card runlog">')[1].split("</section>")[0]
+    rows = re.findall(r"<tr title=\"([^\"]*)\">(.*?)</tr>", card)
+    assert len(rows) == 3
+    assert "scheduled__2026-11-26T02:00:00+00:00" in card
+    assert rows[0][0] == html.escape(summary_line(runs[0]), quote=True)  # the whole line on hover
+    assert '<td class="num">1,200</td>' in rows[2][1] and '<td class="num">10</td>' in rows[2][1]
+    assert "E_PARSE 2" in rows[0][1] and "model model-7" in rows[2][1]
+    assert '<td class="failed">failed (Py4JJavaError)</td>' in rows[1][1] and "deidentify (try 2)" in rows[2][1]
+    assert "2026-11-26 02:20 UTC" in rows[2][1]
+    assert "<td class=\"num\">–</td>" in rows[1][1]  # a count the run did not record
+
+
+def test_run_log_card_says_when_it_falls_back_or_is_empty(sample: Sample) -> None:
+    info, items = sample
+    page = render_sample_html(info, items, runs=[_job_run("ingest_e2b", 0)], runs_of_this_run=False)
+    assert f"No job recorded run <span class=\"mono\">{info.run_id}</span>" in page
+    assert "has no rows yet" in render_sample_html(info, items, runs=[])
+    assert "runlog" not in render_sample_html(info, items)  # no run log given: no card
+
+
+def test_run_log_values_are_escaped(sample: Sample) -> None:
+    run = _job_run("ingest_e2b", 0, versions={"model": '<script>"x"'}, detail={"note": "<b>"})
+    card = render_sample_html(*sample, runs=[run]).split('class="card runlog"')[1].split("</section>")[0]
+    assert "<script" not in card and "<b>" not in card
+    assert "model &lt;script&gt;&quot;x&quot;" in card and "note &lt;b&gt;" in card

@@ -1,14 +1,19 @@
 """spark-submit against a real standalone cluster (a master and two workers on localhost).
 
 The cluster is started from the pyspark distribution by the test itself.
-Model and configuration reach the executors as archives shipped by the
-driver, dictionaries and key as broadcasts: the executors' working folders
-are their own, as on a real cluster.
+The executors run the packed environment `make dist` builds (`jobs.dist`),
+shipped with ``--archives ...#environment`` and run as
+``spark.pyspark.python=./environment/bin/python``, as on a real cluster
+whose nodes do not have this checkout's `.venv`; the driver runs here
+(client mode). Model and configuration reach the executors as archives
+shipped by the driver, dictionaries and key as broadcasts: the executors'
+working folders are their own, as on a real cluster.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,29 +27,43 @@ pytestmark = pytest.mark.spark
 REPO = Path(__file__).resolve().parents[2]
 
 
-def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path) -> None:
+@pytest.fixture(scope="session")
+def packed_environment() -> Path:
+    """The archive `make dist` builds, packed once and reused while its inputs are unchanged."""
+    from jobs.dist import build
+
+    return build().archive
+
+
+def _site(environment: Path) -> Path:
+    return environment / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
+
+
+def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path, packed_environment: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from jobs.dist import ENV_ALIAS, submit_options
     from jobs.spark_session import delta_jars
     from jobs.standalone_cluster import spark_home, standalone_cluster
 
+    # Nothing points the executors at this machine's interpreter: only the options below do. Bytecode
+    # writing stays on, so the archived packages the executors import leave their caches behind.
+    for var in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "PYTHONDONTWRITEBYTECODE", "PYTHONPATH"):
+        monkeypatch.delenv(var, raising=False)
     src = tmp_path / "in"
     write_synthetic_e2b(src, 6, seed=41)
     lake = tmp_path / "lake"
     submit = str(spark_home() / "bin" / "spark-submit")
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_HOME": str(spark_home())}
-    jars = ",".join(str(j) for j in delta_jars())
+    env = {**os.environ, "SPARK_HOME": str(spark_home())}
     logs = tmp_path / "logs"
     logs.mkdir()
     with standalone_cluster(workers=2, cores_per_worker=1, memory_per_worker="2g", log_dir=logs) as cluster:
-        common = [submit, "--master", cluster.master_url, "--jars", jars,
-                  "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2",
-                  "--conf", f"spark.pyspark.python={sys.executable}",
-                  # the jobs refuse to run with local disk encryption off
-                  "--conf", "spark.io.encryption.enabled=true"]
+        common = [submit, "--master", cluster.master_url,
+                  *submit_options(packed_environment, delta_jars(), driver_python=sys.executable),
+                  "--conf", "spark.executor.memory=1g", "--conf", "spark.cores.max=2"]
         ingest = subprocess.run([*common, str(REPO / "jobs" / "ingest_e2b.py"), "--input", str(src),
                                  "--tables", str(lake)], cwd=tmp_path, env=env, capture_output=True, text=True)
         assert ingest.returncode == 0, ingest.stderr[-3000:]
-        assert "6 report versions" in ingest.stdout or "report versions" in ingest.stdout
+        assert "report versions" in ingest.stdout
         run = subprocess.run([*common, str(REPO / "jobs" / "deidentify.py"), "--tables", str(lake),
                               "--key-file", str(key_file), "--policy", "hipaa_safe_harbor", "--device", "auto"],
                              cwd=tmp_path, env=env, capture_output=True, text=True)
@@ -55,3 +74,24 @@ def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path) ->
     # the executors ran in the workers' own folders, where the shipped archives were unpacked
     unpacked = list(logs.glob("work*/app-*/*/deid_model_*"))
     assert unpacked, "the model archive did not reach the executors"
+
+    # Every executor of both jobs unpacked the environment in its own folder ...
+    executors = sorted(p for p in logs.glob("work*/app-*/*") if p.is_dir())
+    assert executors, "no executor folders"
+    environments = [e / ENV_ALIAS for e in executors]
+    missing = [str(e.relative_to(logs)) for e in environments if not (e / "bin" / "python").exists()]
+    assert not missing, f"executors without the packed environment: {missing}"
+    # ... a runtime environment: the project's code inside, no editable hook into this checkout, no TensorFlow
+    site = _site(environments[0])
+    assert (site / "deid_core" / "pipeline.py").is_file() and (site / "udfs" / "deidentify_fields.py").is_file()
+    assert not list(site.glob("__editable__*")), "the editable install's hook into the checkout was packed"
+    assert not (site / "tensorflow").exists()
+    # ... and its interpreter imported the archived code: the archive holds no bytecode caches of the
+    # project, so these were written by ./environment/bin/python importing from the archive's site-packages
+    # (an interpreter outside it would have imported this checkout's copy)
+    for pkg, module in (("udfs", "parse_e2b"), ("udfs", "deidentify_fields"), ("deid_core", "pipeline")):
+        compiled = [c for e in environments for c in (_site(e) / pkg / "__pycache__").glob(f"{module}.*.pyc")]
+        assert compiled, f"no executor imported {pkg}.{module} from the packed environment"
+    # 1.2 GB per executor: the logs stay for a failed run, the unpacked copies go
+    for environment in environments:
+        shutil.rmtree(environment, ignore_errors=True)

@@ -1,0 +1,556 @@
+"""Scale run: does the cost of ingest + de-identification grow linearly with the number of reports?
+
+A nightly load is millions of reports, so a cost that grows faster than the
+reports (a driver that collects, a shuffle that skews, a 1 MB narrative
+that holds up its task) shows only at scale. This benchmark generates N
+synthetic reports per size into a Parquet table (`jobs.generate_samples
+table`: one E2B document per row, narrative lengths from real text plus a
+tail of 100 KB - 1 MB narratives; cached under `<work>/<N>-<seed>`), then,
+in a fresh lakehouse folder, runs each job as the nightly DAG does, one
+subprocess per step (so peak memory is per job):
+
+1. `python -m jobs.ingest_e2b --table ... --tables LAKE`
+2. `python -m jobs.deidentify --tables LAKE --mode batch --key-file KEY` (hybrid, the default model)
+3. the same de-identification again (a no-op rerun: nothing changed)
+
+While a step runs, psutil samples every 0.5 s the RSS of the driver JVM
+(the SparkSubmit java process under the job) and of the Python worker
+processes (pyspark.daemon and its forked workers; forked workers share
+pages, so their sum over-counts). In local mode the executors live in the
+driver JVM, so its RSS includes theirs. Spark's event log gives the task
+times of each step; the Delta logs give each table's files, bytes and rows
+and what the rerun added or removed. Silver's `processing_ms` gives the
+cost per character of the longest narrative against the median narrative.
+
+It prints, per size: reports, fields (rows in silver), seconds, reports/s
+and fields/s per step and end to end, peak memory, Delta files per table,
+the rerun; then the ratios between the largest and the smallest size with
+PASS/FAIL against the bars of issue 16 (reports/s within 15%; driver
+memory flat, i.e. peak driver JVM RSS within 25%; the longest narrative's
+cost per character at most 3x the median narrative's). The figures go to
+`<work>/results.json`; `--projection` prints the projected time for 40
+million reports on 8, 32 and 128 executors of 4 cores as a markdown table.
+No text of any report is printed.
+
+    .venv/bin/python bench/scale.py [--sizes 10000 100000] [--seed 7] [--method hybrid] [--projection]
+    .venv/bin/python bench/scale.py --small --method rules          # 100 and 200 reports, for the test
+    .venv/bin/python bench/scale.py --from-results build/scale/results.json --projection
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+from _common import REPO
+
+KEY = "bench-only-key-not-secret-0123456789"
+SAMPLE_S = 0.5
+REPORTS_40M = 40_000_000
+EXECUTORS = (8, 32, 128)
+CORES_PER_EXECUTOR = 4
+#: the issue's bars: reports/s of the largest size within 15% of the smallest's; "driver memory
+#: flat": peak driver JVM RSS within 25%; a huge narrative "does not stall": its cost per
+#: character at most 3x the median narrative's
+RATE_TOLERANCE = 0.15
+DRIVER_TOLERANCE = 0.25
+STALL_FACTOR = 3.0
+TABLES = ("bronze_reports", "silver_fields", "quarantine")
+_GB = 1 << 30
+
+
+# --- memory sampling --------------------------------------------------------------------------
+
+
+@dataclass
+class Peaks:
+    """Peak RSS (bytes) of a job's processes, sampled every SAMPLE_S seconds."""
+
+    driver_jvm: int = 0
+    driver_python: int = 0
+    worker_max: int = 0
+    worker_sum: int = 0
+    workers: int = 0
+    samples: int = 0
+
+    def sample(self, job: psutil.Process, cmdlines: dict[int, str]) -> None:
+        try:
+            procs = [job, *job.children(recursive=True)]
+        except psutil.Error:
+            return
+        jvm = python = wsum = wmax = nworkers = 0
+        for p in procs:
+            try:
+                if p.pid not in cmdlines:
+                    cmdlines[p.pid] = " ".join(p.cmdline())
+                rss = p.memory_info().rss
+            except psutil.Error:
+                continue
+            cmd = cmdlines[p.pid]
+            if p.pid == job.pid:
+                python = rss
+            elif "org.apache.spark.deploy.SparkSubmit" in cmd:
+                jvm += rss
+            elif "pyspark.daemon" in cmd or "pyspark.worker" in cmd:
+                wsum += rss
+                wmax = max(wmax, rss)
+                nworkers += 1
+        self.driver_jvm = max(self.driver_jvm, jvm)
+        self.driver_python = max(self.driver_python, python)
+        self.worker_max = max(self.worker_max, wmax)
+        self.worker_sum = max(self.worker_sum, wsum)
+        self.workers = max(self.workers, nworkers)
+        self.samples += 1
+
+
+@dataclass
+class Step:
+    name: str
+    seconds: float
+    rc: int
+    peaks: Peaks
+    log: str
+    tasks: dict[str, Any] = field(default_factory=dict)
+
+
+def run_step(name: str, cmd: list[str], logs: Path, event_dir: Path | None = None) -> Step:
+    """Run one job in a subprocess, sampling its processes' memory; its output goes to a log file."""
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    if event_dir is not None:
+        event_dir.mkdir(parents=True, exist_ok=True)
+        # one plain JSON-lines file per application (Spark 4 would compress it, and may roll it)
+        env["PYSPARK_SUBMIT_ARGS"] = (f"--conf spark.eventLog.enabled=true --conf spark.eventLog.compress=false "
+                                      f"--conf spark.eventLog.rolling.enabled=false "
+                                      f"--conf spark.eventLog.dir={event_dir.resolve().as_uri()} pyspark-shell")
+    log = logs / f"{name}.log"
+    peaks = Peaks()
+    cmdlines: dict[int, str] = {}
+    t0 = time.perf_counter()
+    with log.open("w") as out:
+        job = psutil.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
+        while job.poll() is None:
+            peaks.sample(job, cmdlines)
+            time.sleep(SAMPLE_S)
+    seconds = time.perf_counter() - t0
+    step = Step(name, seconds, job.returncode, peaks, str(log))
+    if event_dir is not None:
+        step.tasks = task_times(event_dir)
+    return step
+
+
+def task_times(event_dir: Path) -> dict[str, Any]:
+    """From Spark's event log: the stage with the most task time (the step's main work) and its task times."""
+    per_stage: dict[int, list[float]] = {}
+    for path in sorted(p for p in event_dir.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if '"SparkListenerTaskEnd"' not in line:
+                    continue
+                ev = json.loads(line)
+                info = ev.get("Task Info") or {}
+                if info.get("Failed") or not info.get("Finish Time"):
+                    continue
+                per_stage.setdefault(ev["Stage ID"], []).append((info["Finish Time"] - info["Launch Time"]) / 1000)
+    if not per_stage:
+        return {}
+    stage, times = max(per_stage.items(), key=lambda kv: sum(kv[1]))
+    return {"stage": stage, "tasks": len(times), "median_s": round(statistics.median(times), 2),
+            "max_s": round(max(times), 2), "sum_s": round(sum(times), 1)}
+
+
+# --- Delta tables, read from their logs ---------------------------------------------------------
+
+
+def _commits(log: Path) -> dict[int, Path]:
+    return {int(p.name[:20]): p for p in log.glob("*.json") if re.fullmatch(r"\d{20}\.json", p.name)}
+
+
+def _records(add: dict[str, Any]) -> int:
+    stats = add.get("stats")
+    n = json.loads(stats).get("numRecords", 0) if stats else 0
+    dv = add.get("deletionVector") or {}
+    return n - int(dv.get("cardinality") or 0)
+
+
+def snapshot(table: Path) -> dict[str, Any]:
+    """The current version's data files of a Delta table: count, bytes, rows (from the add actions' stats).
+
+    Replays the last checkpoint (classic, multi-part or v2 with sidecars)
+    and the JSON commits after it, as a Delta reader does.
+    """
+    log = table / "_delta_log"
+    if not log.is_dir():
+        return {"version": None, "files": 0, "bytes": 0, "rows": 0}
+    live: dict[str, tuple[int, int]] = {}
+    start = -1
+    last = log / "_last_checkpoint"
+    if last.exists():
+        import pyarrow.parquet as pq
+
+        start = int(json.loads(last.read_text())["version"])
+        parts = sorted(log.glob(f"{start:020d}.checkpoint*.parquet"))
+        sidecars: list[Path] = []
+        for part in parts:
+            t = pq.read_table(part)
+            if "add" in t.column_names:
+                for a in t.column("add").to_pylist():
+                    if a:
+                        live[a["path"]] = (int(a["size"]), _records(a))
+            if "sidecar" in t.column_names:
+                sidecars += [log / "_sidecars" / s["path"] for s in t.column("sidecar").to_pylist() if s]
+        for side in sidecars:
+            for a in pq.read_table(side, columns=["add"]).column("add").to_pylist():
+                if a:
+                    live[a["path"]] = (int(a["size"]), _records(a))
+    commits = _commits(log)
+    for version in sorted(v for v in commits if v > start):
+        for line in commits[version].read_text(encoding="utf-8").splitlines():
+            action = json.loads(line) if line.strip() else {}
+            if "add" in action:
+                live[action["add"]["path"]] = (int(action["add"]["size"]), _records(action["add"]))
+            elif "remove" in action:
+                live.pop(action["remove"]["path"], None)
+    return {"version": max(commits, default=start), "files": len(live), "bytes": sum(s for s, _ in live.values()),
+            "rows": sum(n for _, n in live.values()), "paths": sorted(live)}
+
+
+def changes_since(table: Path, version: int | None) -> dict[str, int]:
+    """Data files added and removed by the commits after `version` (all commits when None)."""
+    log = table / "_delta_log"
+    added = removed = commits = 0
+    for v, path in sorted(_commits(log).items()) if log.is_dir() else ():
+        if version is not None and v <= version:
+            continue
+        commits += 1
+        for line in path.read_text(encoding="utf-8").splitlines():
+            action = json.loads(line) if line.strip() else {}
+            added += "add" in action
+            removed += "remove" in action
+    return {"commits": commits, "added": added, "removed": removed}
+
+
+def longest_field(silver: Path, paths: list[str]) -> dict[str, Any]:
+    """The longest text field's cost per character against the median narrative's (silver's processing_ms).
+
+    Lengths are those of the de-identified text (surrogates change them a little).
+    """
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    best = (0, 0.0, "")
+    per_kchar: list[float] = []
+    for rel in paths:
+        pf = pq.ParquetFile(silver / rel)
+        for batch in pf.iter_batches(columns=["field", "kind", "text_deid", "processing_ms"], batch_size=4096):
+            lengths = pc.utf8_length(pc.fill_null(batch.column("text_deid"), "")).to_pylist()
+            kinds = batch.column("kind").to_pylist()
+            fields = batch.column("field").to_pylist()
+            ms = batch.column("processing_ms").to_pylist()
+            for length, kind, name, cost in zip(lengths, kinds, fields, ms, strict=True):
+                if kind != "text" or cost is None:
+                    continue
+                if length > best[0]:
+                    best = (length, cost, name)
+                if name.endswith(":narrative") and length >= 200:
+                    per_kchar.append(1000 * cost / length)
+    if not best[0] or not per_kchar:
+        return {}
+    median = statistics.median(per_kchar)
+    own = 1000 * best[1] / best[0]
+    return {"field": best[2].split(":", 1)[-1], "chars": best[0], "seconds": round(best[1] / 1000, 2),
+            "ms_per_kchar": round(own, 3), "median_narrative_ms_per_kchar": round(median, 3),
+            "ratio": round(own / median, 2) if median else None}
+
+
+# --- one size ---------------------------------------------------------------------------------------
+
+
+def _generation_args(args: argparse.Namespace) -> list[str]:
+    return ["--huge-every", str(args.huge_every), "--huge-length", str(args.huge_length),
+            "--long-share", repr(args.long_share)]
+
+
+def table_for(n: int, args: argparse.Namespace, work: Path) -> tuple[Path, dict[str, Any], float | None]:
+    """The generated table for `n` reports: reused when a manifest with the same parameters is there."""
+    default = (args.huge_every, args.huge_length, args.long_share) == (10_000, 1_000_000, 1 / 20_000)
+    name = f"{n}-{args.seed}" + ("" if default else f"-h{args.huge_every}x{args.huge_length}-s{args.long_share:g}")
+    folder = work / name
+    manifest = folder / "_generator.json"
+    want = {"n": n, "seed": args.seed, "huge_every": args.huge_every, "huge_length": args.huge_length,
+            "long_share": args.long_share}
+    if manifest.exists():
+        m = json.loads(manifest.read_text())
+        have = {"n": m["n"], "seed": m["seed"],
+                **{k: m["lengths"][k] for k in ("huge_every", "huge_length", "long_share")}}
+        if have == want:
+            return folder, m, None
+    t0 = time.perf_counter()
+    cmd = [sys.executable, "-m", "jobs.generate_samples", "table", "--n", str(n), "--seed", str(args.seed),
+           "--out", str(folder), "--rows-per-file", str(args.rows_per_file), "--overwrite", "--progress", "never",
+           *_generation_args(args)]
+    proc = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode:
+        sys.exit(f"generation failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    return folder, json.loads(manifest.read_text()), time.perf_counter() - t0
+
+
+def cores_of(master: str) -> int:
+    m = re.fullmatch(r"local\[(\d+|\*)(?:,\d+)?\]", master)
+    if m and m.group(1) != "*":
+        return int(m.group(1))
+    return len(os.sched_getaffinity(0))
+
+
+def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    table, manifest, gen_s = table_for(n, args, work)
+    lake = work / f"lake-{n}"
+    shutil.rmtree(lake, ignore_errors=True)
+    logs = lake / "_logs"
+    logs.mkdir(parents=True)
+    key = work / "bench.key"
+    key.write_text(KEY)
+    py = [sys.executable, "-m"]
+    master = ["--master", args.master]
+    events = lake / "_events"
+    steps: dict[str, Step] = {}
+    steps["ingest"] = run_step("ingest", [*py, "jobs.ingest_e2b", "--table", str(table), "--xml-column", "xml",
+                                          "--id-column", "doc_id", "--received-column", "received_date",
+                                          "--tables", str(lake), *master], logs, events / "ingest")
+    deid = [*py, "jobs.deidentify", "--tables", str(lake), "--mode", "batch", "--key-file", str(key),
+            "--method", args.method, *master]
+    if steps["ingest"].rc == 0:
+        steps["deidentify"] = run_step("deidentify", deid, logs, events / "deidentify")
+    before = {t: snapshot(lake / t)["version"] for t in TABLES}
+    if steps.get("deidentify") and steps["deidentify"].rc == 0:
+        steps["rerun"] = run_step("rerun", deid, logs, events / "rerun")
+    failed = [s for s in steps.values() if s.rc]
+    if failed or len(steps) < 3:
+        s = failed[0] if failed else None
+        tail = Path(s.log).read_text(errors="replace")[-3000:] if s else ""
+        sys.exit(f"{n} reports: step {s.name if s else '?'} failed (rc {s.rc if s else '?'}); log {s.log if s else ''}"
+                 f"\n{tail}")
+    tables = {t: snapshot(lake / t) for t in TABLES}
+    rerun = {t: changes_since(lake / t, before[t]) for t in TABLES}
+    longest = longest_field(lake / "silver_fields", tables["silver_fields"].get("paths", []))
+    for t in tables.values():
+        t.pop("paths", None)
+    reports, fields = tables["bronze_reports"]["rows"], tables["silver_fields"]["rows"]
+    ingest_s, deid_s = steps["ingest"].seconds, steps["deidentify"].seconds
+
+    def rate(seconds: float) -> dict[str, float]:
+        return {"seconds": round(seconds, 1), "reports_s": round(reports / seconds, 2),
+                "fields_s": round(fields / seconds, 1)}
+
+    result = {
+        "n": n, "reports": reports, "fields": fields,
+        "table": {"path": str(table), "files": len(manifest["files"]), "bytes": manifest["bytes"],
+                  "narrative_chars": manifest["narrative_chars"], "longest_narrative": manifest["longest_narrative"],
+                  "long_narratives": manifest["long_narratives"],
+                  "generated_s": None if gen_s is None else round(gen_s, 1),
+                  "generator_s": manifest["seconds"]},
+        "rates": {"ingest": rate(ingest_s), "deidentify": rate(deid_s), "end_to_end": rate(ingest_s + deid_s)},
+        "memory": {name: asdict(s.peaks) for name, s in steps.items()},
+        "tasks": {name: s.tasks for name, s in steps.items()},
+        "tables": tables,
+        "rerun": {"seconds": round(steps["rerun"].seconds, 1), "tables": rerun,
+                  "added": sum(r["added"] for r in rerun.values()),
+                  "removed": sum(r["removed"] for r in rerun.values())},
+        "longest_field": longest,
+    }
+    if not args.keep:
+        shutil.rmtree(lake, ignore_errors=True)
+    return result
+
+
+# --- output --------------------------------------------------------------------------------------------
+
+
+def _gb(b: int) -> str:
+    return f"{b / _GB:.2f} GB"
+
+
+def print_size(r: dict[str, Any]) -> None:
+    t = r["table"]
+    gen = "cached" if t["generated_s"] is None else f"generated in {t['generated_s']:.0f} s"
+    print(f"\n== {r['n']:,} reports: {r['reports']:,} in bronze, {r['fields']:,} fields in silver ==")
+    print(f"input table      {t['files']} Parquet files, {t['bytes'] / 1e6:.1f} MB ({gen}); narratives "
+          f"{t['narrative_chars']:,} chars, longest {t['longest_narrative']:,}, "
+          f"{t['long_narratives']} long (tail or huge)")
+    for step in ("ingest", "deidentify", "end_to_end"):
+        x = r["rates"][step]
+        print(f"{step:16s} {x['seconds']:9.1f} s {x['reports_s']:9.2f} reports/s {x['fields_s']:10.1f} fields/s")
+    for step, m in r["memory"].items():
+        tasks = r["tasks"].get(step) or {}
+        task = (f"; main stage {tasks['tasks']} tasks, median {tasks['median_s']:.1f} s, max {tasks['max_s']:.1f} s"
+                if tasks else "")
+        print(f"peak RSS {step:10s} driver JVM {_gb(m['driver_jvm'])}, driver Python {_gb(m['driver_python'])}, "
+              f"workers max {_gb(m['worker_max'])} / sum {_gb(m['worker_sum'])} ({m['workers']} processes){task}")
+    for name, d in r["tables"].items():
+        version = "no table" if d["version"] is None else f"version {d['version']}"
+        print(f"delta {name:16s} {d['files']:5d} files {d['bytes'] / 1e6:9.1f} MB {d['rows']:10,d} rows ({version})")
+    rr = r["rerun"]
+    per = ", ".join(f"{k} +{v['added']}/-{v['removed']} in {v['commits']} commits" for k, v in rr["tables"].items())
+    print(f"no-op rerun      {rr['seconds']:9.1f} s; files +{rr['added']} / -{rr['removed']} ({per})")
+    lf = r["longest_field"]
+    if lf:
+        print(f"longest text     {lf['chars']:,} chars ({lf['field']}), {lf['seconds']:.1f} s: "
+              f"{lf['ms_per_kchar']:.2f} ms "
+              f"per 1,000 chars vs {lf['median_narrative_ms_per_kchar']:.2f} for the median narrative "
+              f"({lf['ratio']}x)")
+
+
+def verdict(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Ratios of the largest size to the smallest, against the issue's bars."""
+    small, large = runs[0], runs[-1]
+    rates = {s: large["rates"][s]["reports_s"] / small["rates"][s]["reports_s"]
+             for s in ("ingest", "deidentify", "end_to_end")}
+    driver = {s: large["memory"][s]["driver_jvm"] / small["memory"][s]["driver_jvm"]
+              for s in ("ingest", "deidentify") if small["memory"][s]["driver_jvm"]}
+    ratios = [r["longest_field"]["ratio"] for r in runs if r["longest_field"].get("ratio") is not None]
+    stall = max(ratios) if ratios else None
+    linear = abs(rates["end_to_end"] - 1) <= RATE_TOLERANCE
+    flat = bool(driver) and max(driver.values()) <= 1 + DRIVER_TOLERANCE
+    no_stall = stall is not None and stall <= STALL_FACTOR
+    return {"sizes": [small["n"], large["n"]], "reports_s_ratio": {k: round(v, 3) for k, v in rates.items()},
+            "driver_jvm_peak_ratio": {k: round(v, 3) for k, v in driver.items()},
+            "longest_text_cost_ratio": stall, "linear": linear, "driver_flat": flat, "no_stall": no_stall,
+            "pass": linear and flat and no_stall}
+
+
+def print_verdict(v: dict[str, Any]) -> None:
+    a, b = v["sizes"]
+    rr, dr = v["reports_s_ratio"], v["driver_jvm_peak_ratio"]
+    print(f"\n== {b:,} vs {a:,} reports ==")
+    print("reports/s ratio  " + ", ".join(f"{k} {x:.3f}" for k, x in rr.items()))
+    print("driver JVM peak  " + ", ".join(f"{k} {x:.3f}" for k, x in dr.items()))
+    ok = {True: "PASS", False: "FAIL"}
+    print(f"{ok[v['linear']]}: end-to-end reports/s at {b:,} is {rr['end_to_end']:.3f}x that at {a:,} "
+          f"(bar: within {RATE_TOLERANCE:.0%})")
+    print(f"{ok[v['driver_flat']]}: driver memory flat: peak driver JVM RSS ratio "
+          f"{max(dr.values(), default=float('nan')):.3f} (bar: at most {1 + DRIVER_TOLERANCE:.2f}, i.e. within "
+          f"{DRIVER_TOLERANCE:.0%})")
+    stall = v["longest_text_cost_ratio"]
+    print(f"{ok[v['no_stall']]}: longest narrative's cost per character is "
+          f"{'n/a' if stall is None else f'{stall:.2f}x'} the median narrative's (bar: at most {STALL_FACTOR:g}x)")
+    print(f"{ok[v['pass']]}: scale run")
+    if a < 10_000:
+        print(f"(sizes below 10,000: start-up and other fixed costs dominate, so these bars say little; "
+              f"they are meant for 10,000 vs 100,000)")
+
+
+def projection(results: dict[str, Any]) -> dict[str, Any]:
+    """Hours for 40 M reports on 8/32/128 executors of 4 cores, from the largest size's reports/s per core."""
+    run = results["runs"][-1]
+    cores = results["machine"]["cores_used"]
+    per_core = {s: run["rates"][s]["reports_s"] / cores for s in ("ingest", "deidentify", "end_to_end")}
+    rows = [{"executors": e, "cores": e * CORES_PER_EXECUTOR,
+             **{s: REPORTS_40M / (per_core[s] * e * CORES_PER_EXECUTOR) / 3600 for s in per_core}}
+            for e in EXECUTORS]
+    return {"reports": REPORTS_40M, "from_size": run["n"], "cores_used": cores, "method": results["method"],
+            "reports_s_per_core": {k: round(v, 3) for k, v in per_core.items()}, "hours": rows}
+
+
+def _hours(h: float) -> str:
+    return f"{h * 60:.0f} min" if h < 1 else f"{h:.1f} h"
+
+
+def print_projection(p: dict[str, Any], machine: dict[str, Any]) -> None:
+    rate = p["reports_s_per_core"]
+    print(f"\nProjected time for {p['reports']:,} reports ({p['method']} method), from the {p['from_size']:,}-report "
+          f"run on {p['cores_used']} cores of this machine:\n")
+    print(f"| executors ({CORES_PER_EXECUTOR} cores each) | cores | ingest | de-identification | end to end |")
+    print("|---:|---:|---:|---:|---:|")
+    for row in p["hours"]:
+        print(f"| {row['executors']} | {row['cores']} | {_hours(row['ingest'])} | {_hours(row['deidentify'])} | "
+              f"{_hours(row['end_to_end'])} |")
+    print(f"\nMeasured per core: ingest {rate['ingest']:.2f}, de-identification {rate['deidentify']:.2f}, "
+          f"end to end {rate['end_to_end']:.2f} reports/s ({machine['cpu']}). Assumptions: throughput scales "
+          "linearly with cores (each executor core as fast as one here, no shared bottleneck: driver, "
+          "object store or Delta commits); the same report mix (narrative lengths of real reports, 1 in "
+          "20,000 of 100 KB - 1 MB, one of 1 MB per 10,000); CPU only; cluster start-up and reading "
+          "the landing zone not included.")
+
+
+def machine_info(master: str) -> dict[str, Any]:
+    cpu = platform.processor() or "cpu"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores_available": len(os.sched_getaffinity(0)), "cores_used": cores_of(master),
+            "memory_gb": round(psutil.virtual_memory().total / _GB, 1), "load_average_at_start": os.getloadavg()}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=None, help="report counts (default 10000 100000)")
+    ap.add_argument("--small", action="store_true",
+                    help="sizes 100 and 200 with a 50,000-character narrative every 100 reports (the test's run)")
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--method", default="hybrid", help="hybrid (default) | deep | rules")
+    ap.add_argument("--master", default="local[*]", help="Spark master of the jobs")
+    ap.add_argument("--work", type=Path, default=REPO / "build" / "scale",
+                    help="tables cache, lakehouses and results.json")
+    ap.add_argument("--rows-per-file", type=int, default=5000, help="rows per Parquet file of the generated table")
+    ap.add_argument("--huge-every", type=int, default=None, help="one huge narrative per this many reports")
+    ap.add_argument("--huge-length", type=int, default=None, help="its characters")
+    ap.add_argument("--long-share", type=float, default=1 / 20_000, help="share of 100 KB - 1 MB narratives")
+    ap.add_argument("--keep", action="store_true", help="keep the lakehouse folders (default: removed after each size)")
+    ap.add_argument("--projection", action="store_true", help="print the 40 M reports projection table")
+    ap.add_argument("--from-results", type=Path, help="print from this results.json instead of running")
+    args = ap.parse_args()
+
+    if args.from_results:
+        results = json.loads(args.from_results.read_text())
+        for r in results["runs"]:
+            print_size(r)
+        if len(results["runs"]) > 1:
+            print_verdict(results["verdict"])
+        if args.projection:
+            print_projection(results["projection"], results["machine"])
+        return
+
+    sizes = args.sizes or ([100, 200] if args.small else [10_000, 100_000])
+    args.huge_every = args.huge_every if args.huge_every is not None else (100 if args.small else 10_000)
+    args.huge_length = args.huge_length if args.huge_length is not None else (50_000 if args.small else 1_000_000)
+    work = args.work.resolve()
+    work.mkdir(parents=True, exist_ok=True)
+    machine = machine_info(args.master)
+    print(f"scale run: sizes {', '.join(f'{n:,}' for n in sizes)}; seed {args.seed}; method {args.method}; "
+          f"{args.master} ({machine['cores_used']} cores of {machine['cores_available']}, {machine['cpu']}, "
+          f"{machine['memory_gb']} GB); load average at start {machine['load_average_at_start'][0]:.1f}", flush=True)
+    runs = []
+    for n in sorted(sizes):
+        runs.append(run_size(n, args, work))
+        print_size(runs[-1])
+        sys.stdout.flush()
+    results: dict[str, Any] = {"seed": args.seed, "method": args.method, "master": args.master, "machine": machine,
+                               "bars": {"rate_tolerance": RATE_TOLERANCE, "driver_tolerance": DRIVER_TOLERANCE,
+                                        "stall_factor": STALL_FACTOR},
+                               "runs": runs}
+    if len(runs) > 1:
+        results["verdict"] = verdict(runs)
+        print_verdict(results["verdict"])
+    results["projection"] = projection(results)
+    if args.projection:
+        print_projection(results["projection"], machine)
+    out = work / "results.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"\nresults: {out}")
+
+
+if __name__ == "__main__":
+    main()

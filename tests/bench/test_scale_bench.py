@@ -1,0 +1,49 @@
+"""`bench/scale.py --small` runs the scale run end to end and reports every figure (no timing is asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.spark
+
+
+def test_small_scale_run_prints_and_writes_the_figures(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "scale.py"), "--small", "--method", "rules",
+                           "--master", "local[2]", "--work", str(tmp_path), "--projection"],
+                          cwd=REPO, capture_output=True, text=True, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    for size in ("100", "200"):
+        assert f"== {size} reports: {size} in bronze" in out
+    for line in ("ingest ", "deidentify ", "end_to_end ", "peak RSS ingest", "peak RSS deidentify",
+                 "delta bronze_reports", "delta silver_fields", "delta quarantine", "no-op rerun", "longest text",
+                 "reports/s ratio", "driver JVM peak", "driver memory flat", "scale run",
+                 "| executors (4 cores each) | cores | ingest | de-identification | end to end |", "| 128 | 512 |"):
+        assert line in out, line
+    assert " reports/s " in out and " fields/s" in out
+
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["n"] for r in results["runs"]] == [100, 200]
+    for run in results["runs"]:
+        assert run["reports"] == run["n"] and run["fields"] > 10 * run["n"]
+        assert run["rates"]["end_to_end"]["seconds"] > 0 and run["rates"]["deidentify"]["fields_s"] > 0
+        assert run["memory"]["deidentify"]["driver_jvm"] > 0 and run["memory"]["deidentify"]["worker_max"] > 0
+        assert run["tables"]["bronze_reports"]["files"] > 0 and run["tables"]["silver_fields"]["rows"] == run["fields"]
+        assert {"added", "removed", "seconds"} <= set(run["rerun"])
+        assert run["longest_field"]["chars"] > 45_000  # the 50,000-character narrative of --small
+        assert run["table"]["long_narratives"] >= 1
+    assert set(results["verdict"]) >= {"linear", "driver_flat", "no_stall", "pass", "reports_s_ratio"}
+    assert [row["executors"] for row in results["projection"]["hours"]] == [8, 32, 128]
+    assert not any(p.name.startswith("lake-") for p in tmp_path.iterdir())  # lakehouses removed
+
+    again = subprocess.run([sys.executable, str(REPO / "bench" / "scale.py"), "--from-results",
+                            str(tmp_path / "results.json"), "--projection"], cwd=REPO, capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 0 and "| 8 | 32 |" in again.stdout
