@@ -74,6 +74,10 @@ _GB = 1 << 30
 # --- memory sampling --------------------------------------------------------------------------
 
 
+#: the processes sampled besides the job's own: the driver JVM and the Python workers
+_ROLES = ("org.apache.spark.deploy.SparkSubmit", "pyspark.daemon", "pyspark.worker")
+
+
 @dataclass
 class Peaks:
     """Peak RSS (bytes) of a job's processes, sampled every SAMPLE_S seconds."""
@@ -93,12 +97,14 @@ class Peaks:
         jvm = python = wsum = wmax = nworkers = 0
         for p in procs:
             try:
-                if p.pid not in cmdlines:
-                    cmdlines[p.pid] = " ".join(p.cmdline())
+                # a command line is kept once it names a role: `spark-submit` is a shell script
+                # that execs the JVM in the same process, so a first look may see the script
+                cmd = cmdlines.get(p.pid) or " ".join(p.cmdline())
+                if any(role in cmd for role in _ROLES):
+                    cmdlines[p.pid] = cmd
                 rss = p.memory_info().rss
             except psutil.Error:
                 continue
-            cmd = cmdlines[p.pid]
             if p.pid == job.pid:
                 python = rss
             elif "org.apache.spark.deploy.SparkSubmit" in cmd:
@@ -388,6 +394,9 @@ def print_size(r: dict[str, Any]) -> None:
     print(f"input table      {t['files']} Parquet files, {t['bytes'] / 1e6:.1f} MB ({gen}); narratives "
           f"{t['narrative_chars']:,} chars, longest {t['longest_narrative']:,}, "
           f"{t['long_narratives']} long (tail or huge)")
+    if "load_average" in r:
+        print(f"load average     {r['load_average']['start']:.1f} at start, {r['load_average']['end']:.1f} at end "
+              f"(1-minute; other work on the machine slows every step)")
     for step in ("ingest", "deidentify", "end_to_end"):
         x = r["rates"][step]
         print(f"{step:16s} {x['seconds']:9.1f} s {x['reports_s']:9.2f} reports/s {x['fields_s']:10.1f} fields/s")
@@ -532,24 +541,42 @@ def main() -> None:
     print(f"scale run: sizes {', '.join(f'{n:,}' for n in sizes)}; seed {args.seed}; method {args.method}; "
           f"{args.master} ({machine['cores_used']} cores of {machine['cores_available']}, {machine['cpu']}, "
           f"{machine['memory_gb']} GB); load average at start {machine['load_average_at_start'][0]:.1f}", flush=True)
-    runs = []
-    for n in sorted(sizes):
-        runs.append(run_size(n, args, work))
-        print_size(runs[-1])
-        sys.stdout.flush()
+    runs: list[dict[str, Any]] = []
+    out = work / "results.json"
     results: dict[str, Any] = {"seed": args.seed, "method": args.method, "master": args.master, "machine": machine,
+                               "commit": git_commit(),
                                "bars": {"rate_tolerance": RATE_TOLERANCE, "driver_tolerance": DRIVER_TOLERANCE,
                                         "stall_factor": STALL_FACTOR},
                                "runs": runs}
+    for n in sorted(sizes):
+        load_before = os.getloadavg()[0]
+        runs.append(run_size(n, args, work))
+        # the machine's load around each size: a busy machine makes a size slower, not the code
+        runs[-1]["load_average"] = {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)}
+        print_size(runs[-1])
+        sys.stdout.flush()
+        # written after each size, so a long run stopped half-way keeps what it measured
+        results["projection"] = projection(results)
+        out.write_text(json.dumps(results, indent=2) + "\n")
     if len(runs) > 1:
         results["verdict"] = verdict(runs)
         print_verdict(results["verdict"])
-    results["projection"] = projection(results)
     if args.projection:
         print_projection(results["projection"], machine)
-    out = work / "results.json"
     out.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nresults: {out}")
+
+
+def git_commit() -> str | None:
+    """The commit measured (with "+dirty" when the working tree differs from it), or None outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if dirty else "")
 
 
 if __name__ == "__main__":

@@ -306,6 +306,13 @@ class InferenceConfig(_Strict):
     #: padded token positions per network call (windows x window length); an accelerator
     #: wants more than a CPU core (bench/inference.py measures several)
     batch_tokens: int = Field(8192, ge=128)
+    #: JAX only: a folder where compiled network calls are kept (one per padded batch shape), so
+    #: a new Spark worker or tomorrow's run loads them instead of compiling each again (about a
+    #: second each on a CPU core). Relative to the working directory of the process (a Spark
+    #: executor's own work folder, not the configuration's: a string, so the loader does not
+    #: resolve it against the configuration folder); null: no cache. It holds compiled programs,
+    #: never data.
+    compile_cache_dir: str | None = ".cache/xla"
 
 
 class DeepConfig(_Strict):

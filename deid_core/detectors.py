@@ -224,7 +224,8 @@ def build_detector(
         from deid_core.deep.backend import ensure_backend
 
         # before Keras is first imported: the backend is chosen once per process
-        ensure_backend(cfg.deep.inference.backend, cfg.deep.inference.device)
+        ensure_backend(cfg.deep.inference.backend, cfg.deep.inference.device,
+                       compile_cache_dir=cfg.deep.inference.compile_cache_dir)
         from deid_core.deep.predictor import DeepModel  # heavy import: only for the network methods
 
         model = DeepModel.load(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)

@@ -67,13 +67,12 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from deid_core.categories import CATEGORIES
-from deid_core.config import OutputConfig
 from deid_core.lakehouse import FIELD_ROWS, KIND_STRUCTURED, KIND_TEXT, NARRATIVE_LINEAGE, field_key
-from deid_core.render import replacement as tag_for
 from jobs.deidentify import JobConfigError, JobContext, deidentify_fields, device_for, plan_job, ship
 from jobs.ingest_e2b import TableSourceError, read_table, table_name
 from jobs.run_log import job_run
 from jobs.tables import Tables, exists, merge, quarantine_rows
+from udfs.deidentify_fields import mask_columns
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -83,10 +82,6 @@ E_KEY = "E_KEY"
 _NULL_KEY_REASON = "a key column is NULL"
 _DUPLICATE_KEY_REASON = "several source rows share this key"
 _FAILED_REASON = "the field could not be de-identified; the row is fully masked in the target"
-#: what stands for a token of a failed row: the fully masked form `udfs.deidentify_fields` gives a failed field
-_OUTPUT = OutputConfig()
-#: a token (`deid_core.text.tokenize`: a maximal run of letters, digits and combining marks), as a Java regex
-_TOKEN = r"[\p{L}\p{N}\p{M}]+"
 #: the job's own working columns all start so (a source column that does is refused)
 _WORK_PREFIX = "__deid_"
 _KEY, _CASE, _SHA, _MAP, _N = "__deid_key", "__deid_case", "__deid_sha", "__deid_fields", "__deid_n"
@@ -206,15 +201,6 @@ def _input_sha(spec: NarrativeTable, columns: list[str]) -> Column:
                               F.to_json(F.struct(*[_c(c) for c in values]))), 256)
 
 
-def _fully_masked(spec: NarrativeTable, column: str) -> Column:
-    """A failed row's value of a declared column: every token masked, a structured value tagged (NULL stays NULL)."""
-    labels = dict(spec.structured)
-    if column in labels:
-        return F.when(_c(column).isNotNull(), F.lit(tag_for(labels[column], _OUTPUT)))
-    placeholder = _OUTPUT.placeholder.replace("\\", "\\\\").replace("$", "\\$")
-    return F.regexp_replace(_c(column), _TOKEN, placeholder)
-
-
 def _fields(spec: NarrativeTable, rows: DataFrame) -> DataFrame:
     """One `FIELD_ROWS` row per non-NULL declared value; `case_id` the row's case, `version` its key string."""
     labels = dict(spec.structured)
@@ -275,11 +261,7 @@ def _rows_out(spec: NarrativeTable, columns: list[str], todo: DataFrame, out: Da
         failed = failed | F.coalesce(part(c, "status") == _STATUS_FAILED, F.lit(False))
     code = F.coalesce(*[F.when(part(c, "status") == _STATUS_FAILED, part(c, "error_code")) for c in declared],
                       F.lit(None).cast("string"))
-    values = [
-        (F.when(F.col("__deid_failed"), _fully_masked(spec, c)).otherwise(part(c, "text_deid"))
-         if c in spec.declared else _c(c)).alias(c)
-        for c in columns
-    ]
+    labels = dict(spec.structured)
     lineage = [
         F.coalesce("__deid_model", F.lit(versions.get("model"))).alias("deid_model_version"),
         F.coalesce("__deid_dictionary", F.lit(versions.get("dictionary"))).alias("deid_dictionary_version"),
@@ -288,9 +270,23 @@ def _rows_out(spec: NarrativeTable, columns: list[str], todo: DataFrame, out: Da
         F.when(F.col("__deid_failed"), code).alias("deid_error_code"),
         F.col(_SHA).alias("deid_input_sha256"),
     ]
-    return (rows.withColumn("__deid_failed", failed)
-            .withColumn("__deid_lost", F.coalesce(F.col(_N), F.lit(0)) != expected)
-            .select(*values, *lineage, "__deid_lost"))
+    rows = (rows.withColumn("__deid_failed", failed)
+            .withColumn("__deid_lost", F.coalesce(F.col(_N), F.lit(0)) != expected))
+    good = rows.filter(~F.col("__deid_failed")).select(
+        *[(part(c, "text_deid") if c in spec.declared else _c(c)).alias(c) for c in columns],
+        *lineage, "__deid_lost")
+    # a failed row: every declared column masked from its source value by the UDFs' own fail-closed
+    # form (`udfs.deidentify_fields.fully_masked`), only these rows passing through Python; the
+    # branches read `out` and `todo`, which the caller persisted, so the network never runs twice
+    # (only the key and the declared string columns go through Python: a passed column of any type
+    # never makes the round trip through pandas; a row is never lost, a missing value stays NULL)
+    failed_rows = rows.filter(F.col("__deid_failed"))
+    kinds = {c: (KIND_STRUCTURED, labels[c]) if c in labels else (KIND_TEXT, None) for c in declared}
+    narrow = failed_rows.select(_KEY, *[_c(c) for c in declared])
+    masked = narrow.mapInPandas(mask_columns(kinds), narrow.schema)
+    bad = failed_rows.drop(*declared).join(masked, _KEY, "left").select(
+        *[_c(c) for c in columns], *lineage, "__deid_lost")
+    return good.unionByName(bad)
 
 
 def deidentify_table(spark: SparkSession, spec: NarrativeTable, target: str, tables: Tables, ctx: JobContext,

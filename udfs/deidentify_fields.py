@@ -47,7 +47,12 @@ E_DETECT = "E_DETECT"    # the detector failed on this text: fully masked
 E_REPLACE = "E_REPLACE"  # a surrogate failed: the entity was tagged
 
 
-def _fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[dict[str, Any]]]:
+def fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[dict[str, Any]]]:
+    """The fail-closed form of a field, and its spans: a structured value tagged whole, every token of a text masked.
+
+    The one definition of what a failed field becomes, here and in the
+    narrative-table job (`mask_columns`).
+    """
     out = OutputConfig()
     if kind == KIND_STRUCTURED:
         tag = tag_for(label or UNKNOWN_LABEL, out)
@@ -60,7 +65,7 @@ def _fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[di
 def _failed_rows(chunk: pd.DataFrame, code: str, versions: dict[str, str], ms: float) -> list[dict[str, Any]]:
     rows = []
     for r in chunk.itertuples(index=False):
-        text_deid, spans = _fully_masked(r.kind, r.label, r.text or "")
+        text_deid, spans = fully_masked(r.kind, r.label, r.text or "")
         rows.append(_row(r, text_deid, spans, "failed", code, versions, ms))
     return rows
 
@@ -103,6 +108,24 @@ def _process_chunk(pipe: Any, chunk: pd.DataFrame, versions: dict[str, str]) -> 
             span = {"start": 0, "end": len(value), "label": r.label, "replacement": new}
             rows.append(_row(r, new, [span], "ok", None, versions, ms))
     return rows
+
+
+def mask_columns(columns: dict[str, tuple[str, str | None]]) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
+    """For `mapInPandas(..., the same schema)`: every named column fully masked (`fully_masked`), NULL kept NULL.
+
+    `columns` maps a column to its field kind and label. Used for the rows of
+    a narrative table that failed: all their declared columns are masked,
+    including those that were de-identified without error.
+    """
+
+    def run(batches: Iterator[pd.DataFrame]) -> Iterator[pd.DataFrame]:
+        for batch in batches:
+            for column, (kind, label) in columns.items():
+                batch[column] = [None if v is None or (isinstance(v, float) and pd.isna(v))
+                                 else fully_masked(kind, label, str(v))[0] for v in batch[column]]
+            yield batch
+
+    return run
 
 
 def deidentify_batches(

@@ -31,6 +31,7 @@ import logging
 import os
 import sys
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Literal
 
 log = logging.getLogger(__name__)
@@ -138,12 +139,14 @@ def activate(choice: BackendChoice, *, explicit: bool = False) -> BackendChoice:
 _active: BackendChoice | None = None
 
 
-def ensure_backend(backend: BackendPref = "auto", device: DevicePref = "auto") -> BackendChoice:
+def ensure_backend(backend: BackendPref = "auto", device: DevicePref = "auto", *,
+                   compile_cache_dir: str | Path | None = None) -> BackendChoice:
     """Decide once per process and activate; later calls return the first decision.
 
     A later call asking for something else (another backend or device)
     cannot change a loaded Keras; it gets the decision in force, with a
-    reason saying so.
+    reason saying so. `compile_cache_dir`: see `use_compile_cache` (first
+    call only, like the backend).
     """
     global _active
     if _active is None:
@@ -153,6 +156,8 @@ def ensure_backend(backend: BackendPref = "auto", device: DevicePref = "auto") -
         gpus = jax_gpu_count() if device in ("gpu", "auto") and backend in ("auto", "jax") else 0
         _active = activate(choose(backend, device, installed=installed_backends(), gpus=gpus),
                            explicit=backend != "auto" or device != "auto")
+        if _active.backend == "jax":
+            use_compile_cache(compile_cache_dir)
         return _active
     wanted_backend = backend == "auto" or backend == _active.backend
     wanted_device = device == "auto" or device == _active.device
@@ -160,6 +165,45 @@ def ensure_backend(backend: BackendPref = "auto", device: DevicePref = "auto") -
         return _active
     return replace(_active, reason=f"{_active.reason}; asked later for {backend} on {device}, "
                                    "but a process keeps its first backend")
+
+
+#: bytes the compilation cache may hold before JAX drops the entries least recently used; setting
+#: a size is also what makes JAX lock the folder (filelock) around every read and write, so
+#: concurrent Spark workers never read an entry another is still writing
+COMPILE_CACHE_BYTES = 1 << 30
+
+
+def use_compile_cache(folder: str | Path | None) -> Path | None:
+    """Keep JAX's compiled network calls in `folder` (made if missing); returns the folder, or None.
+
+    Every padded batch shape (`deid_core.deep.predictor.batch_shape`) is
+    compiled once, about a second each on a CPU core. In memory only, every
+    Spark Python worker pays that again for each shape it meets, which at
+    10,000 reports was a tenth of the de-identification stage. On disk, the
+    first worker of a machine compiles and the others, and the next runs,
+    load. Entries are keyed by the program, JAX version and device, never
+    by data, and hold no data. A folder that cannot be made leaves the
+    cache off, with a warning (compiling is slower, never wrong).
+    """
+    if folder is None:
+        return None
+    if importlib.util.find_spec("filelock") is None:  # unlocked, a reader could see half an entry
+        log.warning("compile cache off: the filelock package is missing; compiled calls kept in memory only")
+        return None
+    path = Path(folder).expanduser().absolute()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        log.warning("compile cache folder cannot be made (%s); compiled calls kept in memory only",
+                    type(exc).__name__)
+        return None
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_compilation_cache_max_size", COMPILE_CACHE_BYTES)
+    log.info("compiled network calls cached in %s", path)
+    return path
 
 
 def active_backend() -> BackendChoice | None:

@@ -47,3 +47,39 @@ def test_small_scale_run_prints_and_writes_the_figures(tmp_path: Path) -> None:
                             str(tmp_path / "results.json"), "--projection"], cwd=REPO, capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 0 and "| 8 | 32 |" in again.stdout
+
+
+def test_the_driver_jvm_is_found_even_when_first_seen_as_the_launch_script() -> None:
+    """`spark-submit` execs the JVM in its own process: a first sample may see the shell script."""
+    import importlib
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        scale = importlib.import_module("scale")
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+
+    class Proc:
+        def __init__(self, pid: int, cmdlines: list[list[str]], rss: int) -> None:
+            self.pid, self._cmdlines, self._rss = pid, cmdlines, rss
+
+        def cmdline(self) -> list[str]:
+            return self._cmdlines.pop(0) if len(self._cmdlines) > 1 else self._cmdlines[0]
+
+        def memory_info(self):  # type: ignore[no-untyped-def]
+            return type("M", (), {"rss": self._rss})()
+
+    driver = Proc(2, [["bash", "spark-class"], ["java", "org.apache.spark.deploy.SparkSubmit", "pyspark-shell"]],
+                  3 << 30)
+    worker = Proc(3, [["python", "-m", "pyspark.daemon"]], 1 << 30)
+
+    class Job(Proc):
+        def children(self, recursive: bool = False) -> list[Proc]:
+            return [driver, worker]
+
+    job = Job(1, [["python", "-m", "jobs.deidentify"]], 1 << 29)
+    peaks, seen = scale.Peaks(), {}
+    peaks.sample(job, seen)
+    assert peaks.driver_jvm == 0 and peaks.worker_max == 1 << 30  # the script is not the JVM
+    peaks.sample(job, seen)
+    assert peaks.driver_jvm == 3 << 30 and peaks.driver_python == 1 << 29

@@ -85,3 +85,47 @@ def test_a_fresh_process_gets_the_decided_backend_without_leaking_platform_setti
     env = {k: v for k, v in __import__("os").environ.items() if k not in ("KERAS_BACKEND", "JAX_PLATFORMS")}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.split() == ["jax", "jax", "cpu", "None", "jax"]
+
+
+_CACHE_PROBE = (
+    "import sys; from deid_core.deep.backend import ensure_backend; "
+    "ensure_backend('jax', 'cpu', compile_cache_dir=sys.argv[1]); "
+    "import jax, jax.numpy as jnp; events = []; "
+    "jax.monitoring.register_event_listener(lambda name, **kw: events.append(name)); "
+    "jax.jit(lambda x: x * 2 + 1)(jnp.ones((3, 5))).block_until_ready(); "
+    "print(sum(e.endswith('/cache_hits') for e in events))"
+)
+
+
+def test_a_second_process_loads_what_the_first_compiled(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import subprocess
+    import sys
+
+    folder = tmp_path / "xla"
+    env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "JAX_PLATFORMS")}
+
+    def run() -> int:
+        out = subprocess.run([sys.executable, "-c", _CACHE_PROBE, str(folder)], capture_output=True, text=True,
+                             env=env, check=True)
+        return int(out.stdout.split()[-1])
+
+    assert run() == 0 and any(folder.iterdir())  # compiled, and kept
+    assert run() > 0  # loaded, not compiled
+
+
+def test_a_cache_folder_that_cannot_be_made_leaves_the_cache_off(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    with caplog.at_level(logging.WARNING):
+        assert bk.use_compile_cache(blocker / "xla") is None
+    assert "compile cache folder cannot be made" in caplog.text
+    assert bk.use_compile_cache(None) is None
+
+
+def test_without_filelock_the_cache_stays_off(monkeypatch: pytest.MonkeyPatch, tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
+    real = bk.importlib.util.find_spec
+    monkeypatch.setattr(bk.importlib.util, "find_spec", lambda name, *a: None if name == "filelock" else real(name, *a))
+    with caplog.at_level(logging.WARNING):
+        assert bk.use_compile_cache(tmp_path / "xla") is None
+    assert "filelock" in caplog.text and not (tmp_path / "xla").exists()

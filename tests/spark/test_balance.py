@@ -90,3 +90,17 @@ def test_a_cut_text_comes_back_as_if_it_had_been_de_identified_whole(spark, key_
     assert max(s.end for s in b.spans) > 20_000
     for k in whole:
         assert (whole[k].text_deid, whole[k].status) == (cut[k].text_deid, cut[k].status)
+
+
+def test_the_network_runs_once_per_row(spark, key_file: Path) -> None:  # type: ignore[no-untyped-def]
+    """The plan holds the de-identification UDF once: a plan that read its output in two branches
+    (whole texts and cut texts) made Spark run the network twice over every field."""
+    from jobs.deidentify import deidentify_fields, prepare
+
+    fields = spark.createDataFrame(_rows(30_000), FIELD_ROWS.schema)
+    ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="rules", key_file=key_file,
+                  model_dir=None, ship_archives=False)
+    out = deidentify_fields(fields, ctx)
+    for plan in (out._jdf.queryExecution().optimizedPlan(), out._jdf.queryExecution().executedPlan()):
+        nodes = [line for line in plan.toString().splitlines() if "MapInPandas" in line and "text_deid" in line]
+        assert len(nodes) == 1, plan.toString()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from deid_core.lakehouse import BRONZE, QUARANTINE
+from deid_core.lakehouse import BRONZE, KIND_TEXT, QUARANTINE
 from tests.spark.conftest import assert_layout
 
 pytestmark = pytest.mark.spark
@@ -289,6 +289,10 @@ def test_a_narrative_table_is_deidentified_merged_and_failures_fail_closed(  # t
     row = _target(spark, target)[("S1", 2)]
     assert (row.deid_status, row.deid_error_code) == ("failed", "E_LOAD")
     assert _fully_masked(row.narrative) and row.onset == "[DATE]" and row.comment is None
+    # the UDFs' own fail-closed form, token for token
+    from udfs.deidentify_fields import fully_masked
+
+    assert row.narrative == fully_masked(KIND_TEXT, None, changed[1][3])[0]
     assert row.region == "EU" and row.case_no == "C1"
     failed_q = spark.read.format("delta").load(tables.quarantine).filter("error_code = 'E_LOAD'").collect()
     assert sorted((r.case_id, r.field) for r in failed_q) == [('["S1","2"]', "structured:onset"),

@@ -149,3 +149,22 @@ def test_pipeline_times_each_text(bcs) -> None:  # type: ignore[no-untyped-def]
     seconds = [r.seconds for r in results]
     assert all(s > 0 for s in seconds)
     assert seconds[1] > 20 * max(seconds[0], seconds[2])  # the long text shows as the slow row
+
+
+def test_mask_columns_gives_every_value_the_fail_closed_form() -> None:
+    """A failed narrative-table row: each declared column as a failed field would be, NULL kept, others untouched."""
+    from deid_core.results import mask_everything
+    from udfs.deidentify_fields import fully_masked, mask_columns
+
+    text = "Jane Roe (MRN 12345) took 40 mg atorvastatin; ALT 120 U/L on 03/27/2021."
+    batch = pd.DataFrame({"key": ["a", "b"], "narrative": [text, None], "onset": ["2021-03-27", "x"],
+                          "region": ["EU", "US"]})
+    run = mask_columns({"narrative": (KIND_TEXT, None), "onset": (KIND_STRUCTURED, "DATE")})
+    (out,) = list(run(iter([batch.copy()])))
+    assert out["narrative"][0] == fully_masked(KIND_TEXT, None, text)[0]
+    assert out["narrative"][1] is None
+    assert list(out["onset"]) == ["[DATE]", "[DATE]"] and list(out["region"]) == ["EU", "US"]
+    # nothing of the text survives: only separators between the masked tokens
+    masked = out["narrative"][0]
+    assert len(mask_everything(text)) == masked.count("[PHI]") and not any(ch.isalnum() for ch in
+                                                                              masked.replace("[PHI]", ""))
