@@ -101,9 +101,16 @@ def placed(spark: SparkSession, pieces: DataFrame, tasks: int) -> DataFrame:
             .repartition(tasks, "_task").drop("_task"))
 
 
-def join_pieces(out: DataFrame) -> DataFrame:
-    """`SILVER_PIECES` rows back to one `SILVER` row per field (reads `out` once: see the module's docstring)."""
-    parts = out.groupBy(*SILVER.key).agg(
+def join_pieces(out: DataFrame, partitions: int) -> DataFrame:
+    """`SILVER_PIECES` rows back to one `SILVER` row per field (reads `out` once: see the module's docstring).
+
+    The grouping shuffles into `partitions` partitions by the field's key
+    (the UDF's task count, itself sized by characters), so the output keeps
+    task-sized partitions: grouped into `spark.sql.shuffle.partitions` (a
+    handful), 100,000 reports' output came to partitions whose cached
+    batches did not fit a 1 GB executor heap.
+    """
+    parts = out.repartition(partitions, *SILVER.key).groupBy(*SILVER.key).agg(
         F.sort_array(F.collect_list(F.struct(
             "piece", "offset", "text_deid", "spans", "status", "error_code", "processing_ms"))).alias("p"),
         F.count(F.lit(1)).alias("_n"), F.first("pieces").alias("_pieces"),

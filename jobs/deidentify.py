@@ -341,7 +341,7 @@ def deidentify_fields(fields: DataFrame, ctx: JobContext, partitions: int | None
     tasks = max(partitions or 1, task_count(spark, pieces, work.partition_chars))
     fn = deidentify_batches(ctx.spec, ctx.dictionary_bc, ctx.key_bc)
     out = placed(spark, pieces, tasks).mapInPandas(fn, SILVER_PIECES.schema)
-    return join_pieces(out)
+    return join_pieces(out, tasks)
 
 
 def not_yet_done(spark: SparkSession, fields: DataFrame, tables: Tables, versions: tuple[tuple[str, str], ...]) -> DataFrame:

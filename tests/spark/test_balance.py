@@ -93,14 +93,21 @@ def test_a_cut_text_comes_back_as_if_it_had_been_de_identified_whole(spark, key_
 
 
 def test_the_network_runs_once_per_row(spark, key_file: Path) -> None:  # type: ignore[no-untyped-def]
-    """The plan holds the de-identification UDF once: a plan that read its output in two branches
-    (whole texts and cut texts) made Spark run the network twice over every field."""
+    """The plan holds the de-identification UDF once (a plan that read its output in two branches,
+    whole texts and cut texts, made Spark run the network twice over every field), and the output
+    keeps the UDF's task-sized partitions, not `spark.sql.shuffle.partitions`."""
+    from deid_core.lakehouse_settings import WorkConfig
+    from jobs.balance import cut_long_texts, task_count
     from jobs.deidentify import deidentify_fields, prepare
 
-    fields = spark.createDataFrame(_rows(30_000), FIELD_ROWS.schema)
+    fields = spark.createDataFrame(_rows(60_000), FIELD_ROWS.schema)
     ctx = prepare(spark, config=None, policy="hipaa_safe_harbor", method="rules", key_file=key_file,
                   model_dir=None, ship_archives=False)
+    ctx = dataclasses.replace(ctx, work=WorkConfig(piece_chars=2_000, partition_chars=10_000))
     out = deidentify_fields(fields, ctx)
     for plan in (out._jdf.queryExecution().optimizedPlan(), out._jdf.queryExecution().executedPlan()):
         nodes = [line for line in plan.toString().splitlines() if "MapInPandas" in line and "text_deid" in line]
         assert len(nodes) == 1, plan.toString()
+    # (after the plans: this runs the query)
+    tasks = task_count(spark, cut_long_texts(fields, ctx.work.piece_chars), ctx.work.partition_chars)
+    assert out.rdd.getNumPartitions() == tasks != int(spark.conf.get("spark.sql.shuffle.partitions"))
