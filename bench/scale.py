@@ -82,11 +82,26 @@ _GB = 1 << 30
 _ROLES = ("org.apache.spark.deploy.SparkSubmit", "pyspark.daemon", "pyspark.worker")
 
 
+def _rss_anon(pid: int) -> int:
+    """RssAnon of a process in bytes (Linux), 0 where it cannot be read."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("RssAnon:"):
+                return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 @dataclass
 class Peaks:
     """Peak RSS (bytes) of a job's processes, sampled every SAMPLE_S seconds."""
 
     driver_jvm: int = 0
+    #: the JVM's anonymous pages only (heap, direct buffers, native allocations), without the
+    #: file-backed ones (memory-mapped shuffle blocks, jars), which RSS also counts and the
+    #: kernel can drop: /proc/<pid>/status RssAnon (0 where it cannot be read)
+    driver_jvm_anon: int = 0
     driver_python: int = 0
     worker_max: int = 0
     worker_sum: int = 0
@@ -98,7 +113,7 @@ class Peaks:
             procs = [job, *job.children(recursive=True)]
         except psutil.Error:
             return
-        jvm = python = wsum = wmax = nworkers = 0
+        jvm = jvm_anon = python = wsum = wmax = nworkers = 0
         for p in procs:
             try:
                 # a command line is kept once it names a role: `spark-submit` is a shell script
@@ -113,11 +128,13 @@ class Peaks:
                 python = rss
             elif "org.apache.spark.deploy.SparkSubmit" in cmd:
                 jvm += rss
+                jvm_anon += _rss_anon(p.pid)
             elif "pyspark.daemon" in cmd or "pyspark.worker" in cmd:
                 wsum += rss
                 wmax = max(wmax, rss)
                 nworkers += 1
         self.driver_jvm = max(self.driver_jvm, jvm)
+        self.driver_jvm_anon = max(self.driver_jvm_anon, jvm_anon)
         self.driver_python = max(self.driver_python, python)
         self.worker_max = max(self.worker_max, wmax)
         self.worker_sum = max(self.worker_sum, wsum)
@@ -408,7 +425,8 @@ def print_size(r: dict[str, Any]) -> None:
         tasks = r["tasks"].get(step) or {}
         task = (f"; main stage {tasks['tasks']} tasks, median {tasks['median_s']:.1f} s, max {tasks['max_s']:.1f} s"
                 if tasks else "")
-        print(f"peak RSS {step:10s} driver JVM {_gb(m['driver_jvm'])}, driver Python {_gb(m['driver_python'])}, "
+        anon = f" (anonymous {_gb(m['driver_jvm_anon'])})" if m.get("driver_jvm_anon") else ""
+        print(f"peak RSS {step:10s} driver JVM {_gb(m['driver_jvm'])}{anon}, driver Python {_gb(m['driver_python'])}, "
               f"workers max {_gb(m['worker_max'])} / sum {_gb(m['worker_sum'])} ({m['workers']} processes){task}")
     for name, d in r["tables"].items():
         version = "no table" if d["version"] is None else f"version {d['version']}"

@@ -35,6 +35,7 @@ def test_small_scale_run_prints_and_writes_the_figures(tmp_path: Path) -> None:
         assert run["reports"] == run["n"] and run["fields"] > 10 * run["n"]
         assert run["rates"]["end_to_end"]["seconds"] > 0 and run["rates"]["deidentify"]["fields_s"] > 0
         assert run["memory"]["deidentify"]["driver_jvm"] > 0 and run["memory"]["deidentify"]["worker_max"] > 0
+        assert 0 < run["memory"]["deidentify"]["driver_jvm_anon"] <= run["memory"]["deidentify"]["driver_jvm"]
         assert run["tables"]["bronze_reports"]["files"] > 0 and run["tables"]["silver_fields"]["rows"] == run["fields"]
         assert {"added", "removed", "seconds"} <= set(run["rerun"])
         assert run["longest_field"]["chars"] > 45_000  # the 50,000-character narrative of --small
@@ -83,3 +84,17 @@ def test_the_driver_jvm_is_found_even_when_first_seen_as_the_launch_script() -> 
     assert peaks.driver_jvm == 0 and peaks.worker_max == 1 << 30  # the script is not the JVM
     peaks.sample(job, seen)
     assert peaks.driver_jvm == 3 << 30 and peaks.driver_python == 1 << 29
+
+
+def test_anonymous_pages_are_read_from_proc() -> None:
+    import importlib
+    import os
+
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        scale = importlib.import_module("scale")
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    mine = scale._rss_anon(os.getpid())
+    assert 0 < mine <= __import__("psutil").Process().memory_info().rss
+    assert scale._rss_anon(2**22 + 12345) == 0  # no such process
