@@ -30,6 +30,8 @@ from udfs.runtime import PipelineSpec, pipeline_for
 
 log = logging.getLogger(__name__)
 
+#: the tags and placeholder of the fail-closed form (validated once, not per failed value)
+_OUTPUT = OutputConfig()
 #: texts per detector call: bounded memory, enough to fill network batches
 CHUNK = 64
 #: structured values per chunk (a failing chunk is masked whole)
@@ -53,7 +55,7 @@ def fully_masked(kind: str, label: str | None, text: str) -> tuple[str, list[dic
     The one definition of what a failed field becomes, here and in the
     narrative-table job (`mask_columns`).
     """
-    out = OutputConfig()
+    out = _OUTPUT
     if kind == KIND_STRUCTURED:
         tag = tag_for(label or UNKNOWN_LABEL, out)
         return tag, [{"start": 0, "end": len(text), "label": label or UNKNOWN_LABEL, "replacement": tag}]
