@@ -23,6 +23,7 @@ export TF_CPP_MIN_LOG_LEVEL := 2
 
 MODEL       := models/default
 VARIANTS    := build/variants
+CLASSIC     := build/models
 OOF         := build/oof
 OOF_FOLDS   := 3
 SHARED      := ../shared/data
@@ -30,6 +31,7 @@ SHARED      := ../shared/data
 VARIANT_ARGS := --max-epochs 4 --synthetic-docs 200
 
 .PHONY: help setup system-deps venv vectors jars dictionaries samples run test bench bench-spark train train-variants bench-variants oof-scores thresholds clean \
+        train-crf train-svm \
         airflow-setup qa-sample qa-review publish airflow-nightly dist
 
 help:
@@ -43,6 +45,7 @@ help:
 	@echo "make dist   - pack the environment and code for a real cluster (build/dist/), print the spark-submit lines"
 	@echo "make train  - out-of-fold scores (kept while the setup is unchanged), then retrain $(MODEL) on the open data"
 	@echo "make bench-variants - train variants a-d, CRF and window heads, compare them on test"
+	@echo "make train-crf / make train-svm - the classical second stages (feature CRF, calibrated linear SVM) -> $(CLASSIC)/crf, $(CLASSIC)/svm"
 	@echo "make oof-scores - one model per patient fold of the training corpus, scores on the fold it did not see (~80 min)"
 	@echo "make thresholds - tune the default model's thresholds on dev + annotated VAERS dev + those out-of-fold scores"
 
@@ -190,6 +193,14 @@ train-variants: setup
 # than dev alone (jobs/oof_scores.py); resumable, and kept while the training setup is unchanged
 oof-scores: setup vectors
 	$(PY) -m jobs.oof_scores --folds $(OOF_FOLDS) --out $(OOF)
+
+# the method papers' feature models, on the same documents as the network (no Spark); thresholds
+# tuned on dev + the annotated VAERS dev part on their own P(safe)
+train-crf: setup
+	$(PY) -m jobs.train_model --family crf --out $(CLASSIC)/crf
+
+train-svm: setup
+	$(PY) -m jobs.train_model --family svm --out $(CLASSIC)/svm
 
 build/vaers_pv_dev.jsonl: bench/annotations/vaers_pv/dev.jsonl
 	$(PY) -m deid_core.corpus.standoff materialise --annotations $< --shared $(SHARED) --out $@

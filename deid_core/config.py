@@ -315,6 +315,49 @@ class InferenceConfig(_Strict):
     compile_cache_dir: str | None = ".cache/xla"
 
 
+class CrfConfig(_Strict):
+    """Linear-chain CRF (CRFsuite, L-BFGS with elastic-net penalty, as in the method papers)."""
+
+    #: L1 and L2 penalty coefficients (CRFsuite's c1, c2)
+    c1: float = Field(0.1, ge=0)
+    c2: float = Field(0.1, ge=0)
+    max_iterations: int = Field(100, ge=1)
+    #: transitions between every pair of classes, not only those seen (CRFsuite's feature.possible_transitions)
+    all_possible_transitions: bool = True
+
+
+class SvmConfig(_Strict):
+    """Linear SVM (liblinear, one-vs-rest) with Platt scaling fitted on out-of-fold scores."""
+
+    #: inverse regularisation strength (0.1: Sahlström's cross-validated choice on VigiBase narratives)
+    C: float = Field(0.1, gt=0)
+    max_iter: int = Field(2000, ge=1)
+    #: patient-level folds of the training corpora whose held-out scores fit the sigmoids (2 or more)
+    calibration_folds: int = Field(3, ge=2)
+
+
+class ClassicConfig(_Strict):
+    """The classical feature models (`deid_core.classic`): window features, CRF and SVM settings.
+
+    Word and affix features use `deep.vocabulary`'s rule (min count, PHI-only words left out), so a
+    model file lists no word seen mostly inside gold PHI.
+    """
+
+    #: neighbours on each side whose features a token sees (2: a window of 5 tokens)
+    window_radius: int = Field(2, ge=0, le=5)
+    #: lengths of the prefixes and suffixes of a token used as features
+    affix_lengths: list[int] = Field(default_factory=lambda: [2, 3])
+    crf: CrfConfig = CrfConfig()
+    svm: SvmConfig = SvmConfig()
+
+    @field_validator("affix_lengths")
+    @classmethod
+    def _short_affixes(cls, v: list[int]) -> list[int]:
+        if any(not 1 <= n <= 6 for n in v) or len(set(v)) != len(v):
+            raise ValueError("affix lengths are distinct numbers of characters from 1 to 6")
+        return sorted(v)
+
+
 class DeepConfig(_Strict):
     model_dir: Path
     classes: list[ModelClass]
@@ -325,6 +368,8 @@ class DeepConfig(_Strict):
     combiner: CombinerConfig = CombinerConfig()
     #: most token positions (windows x padded length) per inference batch
     inference: InferenceConfig = InferenceConfig()
+    #: the CRF and SVM second stages (`model_dir` may name one of their directories instead of a BiLSTM's)
+    classic: ClassicConfig = ClassicConfig()
 
     @field_validator("classes")
     @classmethod

@@ -13,19 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
 from deid_core.config import DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.hybrid.combiner import Combiner, NeverRelease, never_release_from
+from deid_core.models import TokenModel, load_model
 from deid_core.results import MaskedToken, mask_everything
 from deid_core.rules.deidentifier import RuleAnalysis, RuleDeidentifier
 from deid_core.thresholds import Thresholds
-
-if TYPE_CHECKING:
-    from deid_core.deep.predictor import DeepModel
 
 log = logging.getLogger(__name__)
 
@@ -123,18 +121,19 @@ def _per_text(inner: Detector, texts: Sequence[str], total: float) -> list[float
 
 
 class NetworkDetector:
-    """The deep and hybrid methods: both read the rules' analysis and the network.
+    """The deep and hybrid methods: both read the rules' analysis and the model's P(class) per token.
 
-    `deep` masks every token whose most likely class is not SAFE; `hybrid`
-    applies the adaptive-threshold combiner. Thresholds come from the model
-    manifest when it carries tuned ones (and the config allows), else from
-    the config.
+    The model is the BiLSTM or a classical CRF or SVM (`deid_core.models`):
+    all give the same probabilities. `deep` masks every token whose most
+    likely class is not SAFE; `hybrid` applies the adaptive-threshold
+    combiner. Thresholds come from the model manifest when it carries tuned
+    ones (and the config allows), else from the config.
     """
 
     def __init__(
         self,
         rules: RuleDeidentifier,
-        model: DeepModel,
+        model: TokenModel,
         combiner: Combiner | None,
         forced: NeverRelease | None = None,
     ) -> None:
@@ -221,14 +220,8 @@ def build_detector(
     if method is Method.rules:
         return FailClosed(RulesDetector(rules))
     if method in (Method.deep, Method.hybrid):
-        from deid_core.deep.backend import ensure_backend
-
-        # before Keras is first imported: the backend is chosen once per process
-        ensure_backend(cfg.deep.inference.backend, cfg.deep.inference.device,
-                       compile_cache_dir=cfg.deep.inference.compile_cache_dir)
-        from deid_core.deep.predictor import DeepModel  # heavy import: only for the network methods
-
-        model = DeepModel.load(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)
+        # the family the directory holds (BiLSTM, CRF, SVM); Keras only for the BiLSTM
+        model = load_model(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)
         combiner = None
         forced = NeverRelease(patterns=force_mask) if force_mask else None
         if method is Method.hybrid:

@@ -1,6 +1,7 @@
 """Out-of-fold network scores on the training corpora, for the threshold search.
 
     python -m jobs.oof_scores --folds 3 --out build/oof
+    python -m jobs.oof_scores --folds 3 --out build/oof-crf --family crf   # a CRF's, for its own thresholds
 
 Why: the per-reason thresholds are searched on the dev set, which holds a
 few hundred PHI tokens per family; which 2-3 of them a target lets go decides
@@ -51,7 +52,7 @@ _NOT_SETUP = frozenset({"workdir", "shared_data", "spark_conf", "tuning_oof", "t
                         "threshold_prior_strength", "threshold_target_recall"})
 
 
-def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None) -> str:
+def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None, family: str = "bilstm") -> str:
     """What decides the fold models: training settings, data contents, architecture, split. A change retrains.
 
     Paths enter by file name and content hash, not by location, and the scratch folder not at all,
@@ -68,17 +69,17 @@ def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | Non
 
     training = {k: portable(getattr(d.training, k)) for k in type(d.training).model_fields
                 if k not in _NOT_SETUP}
-    payload = json.dumps(
-        [training, d.architecture.model_dump(mode="json"), d.sequence.model_dump(mode="json"),
-         d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs],
-        sort_keys=True, default=str,
-    )
+    parts = [training, d.architecture.model_dump(mode="json"), d.sequence.model_dump(mode="json"),
+             d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs]
+    if family != "bilstm":  # the network's key stays what it was, so its existing folds are kept
+        parts += [family, d.classic.model_dump(mode="json")]
+    payload = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
 def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str = DEFAULT_FOLD_KEY,
                        config_file: Path | None = None, max_epochs: int | None = None,
-                       master: str = "local[*]", rescore: bool = False) -> OutOfFold:
+                       master: str = "local[*]", rescore: bool = False, family: str = "bilstm") -> OutOfFold:
     """Train one model per fold of the training corpora and keep its scores on the fold it did not see.
 
     `rescore`: keep the fold models and score their folds again (the rules changed, the models did
@@ -95,7 +96,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
     if not tcfg.corpora:
         raise typer.BadParameter("deep.training.corpora is empty: nothing to split into folds")
     corpora = {path: read_corpus(path) for path in tcfg.corpora}
-    setup = _setup_key(cfg, folds, fold_key, max_epochs)
+    setup = _setup_key(cfg, folds, fold_key, max_epochs, family)
     out.mkdir(parents=True, exist_ok=True)
     index_path = out / OOF_INDEX
     previous = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
@@ -116,7 +117,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
             scores.save(scores_path)
             entries.append({**done[k], "sha256": file_sha256(scores_path), "tokens": len(scores),
                             "gold_phi": int(scores.gold_phi.sum()), "rescored": True})
-            _record(out, setup, cfg, folds, fold_key, entries + [e for j, e in done.items() if j > k])
+            _record(out, setup, cfg, folds, fold_key, entries + [e for j, e in done.items() if j > k], family)
             say(f"fold {k}: scored again, {len(scores)} tokens ({time.perf_counter() - t0:.0f}s)")
             continue
         if k in done and scores_path.exists() and file_sha256(scores_path) == done[k]["sha256"]:
@@ -138,7 +139,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
         manifest = train_model(
             fold_cfg, config_file=config_file, out=fold_dir / "model", corpora=fold_corpora,
             dev_path=tcfg.dev, synthetic_docs=tcfg.synthetic_docs, max_epochs=max_epochs, master=master,
-            tune_thresholds=False,
+            tune_thresholds=False, family=family,
         )
         det = build_detector(Method.deep, fold_cfg, model_dir=fold_dir / "model")
         scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
@@ -148,16 +149,17 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
             "model_version": manifest.model_version, "documents": len(test_docs), "tokens": len(scores),
             "gold_phi": int(scores.gold_phi.sum()), "seconds": round(time.perf_counter() - t0, 1),
         })
-        _record(out, setup, cfg, folds, fold_key, entries)
+        _record(out, setup, cfg, folds, fold_key, entries, family)
         say(f"fold {k}: {len(scores)} tokens, {int(scores.gold_phi.sum())} PHI "
             f"({time.perf_counter() - t0:.0f}s)")
-    _record(out, setup, cfg, folds, fold_key, entries)
+    _record(out, setup, cfg, folds, fold_key, entries, family)
     return read_oof(out)
 
 
-def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict]) -> None:
+def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict],
+            family: str = "bilstm") -> None:
     write_index(out, setup=setup, folds_total=folds, fold_key=fold_key,
-                corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries)
+                corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries, family=family)
 
 
 @app.command()
@@ -169,6 +171,7 @@ def main(
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
     rescore: Annotated[bool, typer.Option("--rescore", help="score the folds again with the existing fold models (after a rules change)")] = False,
+    family: Annotated[str, typer.Option("--family", help="bilstm | crf | svm: whose fold models and scores")] = "bilstm",
 ) -> None:
     """Train a model per fold and write its scores on the held-out fold."""
     import os
@@ -180,7 +183,7 @@ def main(
     t0 = time.perf_counter()
     oof = out_of_fold_scores(cfg, out, folds=folds, fold_key=fold_key,
                              config_file=Path(config).resolve() if config else None,
-                             max_epochs=max_epochs, master=master, rescore=rescore)
+                             max_epochs=max_epochs, master=master, rescore=rescore, family=family)
     pooled = oof.pooled
     say(f"{oof.name}: {len(pooled)} tokens, {int(pooled.gold_phi.sum())} PHI, {time.perf_counter() - t0:.0f}s")
 

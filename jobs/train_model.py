@@ -2,6 +2,7 @@
 
     python -m jobs.train_model                       # the default model from the open data
     python -m jobs.train_model --corpus site.jsonl --base-model models/default --out models/site --dev-only
+    python -m jobs.train_model --family crf          # a CRF second stage (build/models/crf); --family svm: an SVM
 
 Stages:
 1. Spark reads the corpora (JSONL or folders of i2b2 XML) and the synthetic
@@ -16,6 +17,14 @@ Stages:
    dev plus the out-of-fold scores of `deep.training.tuning_oof` (see
    `deid tune-thresholds`, `jobs.oof_scores`; `--dev-only`: dev alone) and
    dev metrics are recorded.
+
+`--family crf|svm` trains a classical feature model instead, on the same
+documents (stage 1's corpora, surrogate copies, synthetic and VAERS
+narratives, assembled by `training_documents`): the rules run in this
+process, `deid_core.training.classic` fits and exports it, and its
+thresholds are tuned on its own P(safe) as in step 4. The configured
+out-of-fold scores are the network's, so a classical model pools only
+`--oof` scores of its own family (`jobs.oof_scores --family`).
 """
 
 from __future__ import annotations
@@ -37,7 +46,8 @@ from deid_core.config import DeidConfig, load_config
 from deid_core.corpus.document import Document
 from deid_core.corpus.i2b2_xml import read_i2b2_dir
 from deid_core.corpus.jsonl import read_jsonl
-from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, DataSource, ModelManifest, file_sha256
+from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, ModelManifest
+from deid_core.model_files import DEFAULT_FAMILY, FAMILIES, DataSource, ManifestBase, file_sha256
 from udfs import training_rows
 
 log = logging.getLogger("deid.train")
@@ -98,9 +108,11 @@ def count_vocabulary(tokens_df, vcfg):  # type: ignore[no-untyped-def]
         .agg(F.count("*").alias("n"), F.sum(F.when(F.col("l") > 0, 1).otherwise(0)).alias("n_phi"))
         .collect()
     )
+    from deid_core.training.data import phi_only_words
+
     word_counts = Counter({r["w"]: int(r["n"]) for r in agg})
-    share = vcfg.exclude_phi_share
-    phi_words = {r["w"] for r in agg if r["n_phi"] and r["n_phi"] >= share * r["n"]} if vcfg.exclude_phi else set()
+    phi_counts = {r["w"]: int(r["n_phi"] or 0) for r in agg}
+    phi_words = phi_only_words(word_counts, phi_counts, vcfg.exclude_phi_share) if vcfg.exclude_phi else set()
     chars = (
         tokens_df.select(F.explode("chars").alias("s"))
         .select(F.explode(F.split("s", "")).alias("c"))
@@ -132,6 +144,7 @@ def main(
     oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="pool these out-of-fold scores (jobs.oof_scores) with dev in the threshold search (default: deep.training.tuning_oof)")] = None,
     dev_only: Annotated[bool, typer.Option("--dev-only", help="tune the thresholds on dev alone, without out-of-fold scores (a site fine-tune)")] = False,
     workdir: Annotated[Optional[Path], typer.Option(help="scratch folder (default: deep.training.workdir); give runs in parallel their own")] = None,
+    family: Annotated[str, typer.Option("--family", help="bilstm | crf | svm: the network, or a classical feature model (default --out: build/models/<family>)")] = DEFAULT_FAMILY,
 ) -> None:
     """Train and export a model; prints one line per epoch and a summary."""
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
@@ -147,7 +160,7 @@ def main(
     train_model(
         cfg,
         config_file=Path(config).resolve() if config else None,
-        out=out or cfg.deep.model_dir,
+        out=out or default_out(cfg, family),
         corpora=list(corpus) if corpus else list(cfg.deep.training.corpora),
         dev_path=dev if dev is not None else cfg.deep.training.dev,
         synthetic_docs=cfg.deep.training.synthetic_docs if synthetic_docs is None else synthetic_docs,
@@ -157,69 +170,47 @@ def main(
         max_epochs=max_epochs,
         target_recall=target_recall,
         master=master,
-        oof=_tuning_oof(oof, dev_only, cfg),
+        oof=_tuning_oof(oof, dev_only, cfg, family),
+        family=family,
     )
     say(f"done in {time.perf_counter() - t_start:.0f}s")
 
 
-def _tuning_oof(oof: Path | None, dev_only: bool, cfg: DeidConfig) -> Path | None:
-    """The out-of-fold scores the threshold search pools: `--oof`, else the config's, none with `--dev-only`."""
+def default_out(cfg: DeidConfig, family: str) -> Path:
+    """Where a model goes without --out: the configured model for the network, build/models/<family> otherwise.
+
+    A classical model never lands on the configured default by accident.
+    """
+    if family == DEFAULT_FAMILY:
+        return cfg.deep.model_dir
+    return cfg.deep.training.workdir.parent / "models" / family
+
+
+def _tuning_oof(oof: Path | None, dev_only: bool, cfg: DeidConfig, family: str = DEFAULT_FAMILY) -> Path | None:
+    """The out-of-fold scores the threshold search pools: `--oof`, else the config's, none with `--dev-only`.
+
+    The configured scores are the network's: a classical model pools only those given with `--oof`.
+    """
     if dev_only:
         if oof is not None:
             raise typer.BadParameter("--oof and --dev-only exclude each other")
         return None
-    return oof if oof is not None else cfg.deep.training.tuning_oof
+    if oof is not None:
+        return oof
+    return cfg.deep.training.tuning_oof if family == DEFAULT_FAMILY else None
 
 
-def train_model(
-    cfg: DeidConfig,
-    *,
-    config_file: Path | None,
-    out: Path,
-    corpora: list[Path],
-    dev_path: Path | None,
-    synthetic_docs: int,
-    base_model: Path | None = None,
-    head: str | None = None,
-    variant: str | None = None,
-    max_epochs: int | None = None,
-    target_recall: float | None = None,
-    master: str = "local[*]",
-    tune_thresholds: bool = True,
-    oof: Path | None = None,
-) -> ModelManifest:
-    from deid_core.config import config_path
-    from deid_core.deep.encoding import char_width
-    from deid_core.deep.features import feature_names
-    from deid_core.deep.vocabulary import Vocabulary
-    from deid_core.dictionaries.artifact import DictionaryArtifact
+def training_documents(cfg: DeidConfig, corpora: list[Path], synthetic_docs: int) -> tuple[list[tuple[str, Document]], list[DataSource]]:
+    """Every training document as (source name, document), and the sources with their hashes for the manifest.
+
+    The corpora, their surrogate copies (source: the corpus's name), the synthetic narratives and the
+    injected VAERS reports of `deep.training`: one assembly for every model family and the fold models.
+    """
     from deid_core.synthetic import generate_narratives
-    from jobs.spark_session import delta_session
 
     tcfg = cfg.deep.training
-    base_manifest = ModelManifest.read(base_model) if base_model else None
-    if base_manifest is not None:
-        arch = base_manifest.architecture
-        seq = base_manifest.sequence
-        if list(base_manifest.classes) != list(cfg.deep.classes):
-            raise typer.BadParameter("the base model has other classes than the config")
-    else:
-        updates = {k: v for k, v in (("head", head), ("variant", variant)) if v}
-        arch = cfg.deep.architecture.model_copy(update=updates)
-        arch = type(arch).model_validate(arch.model_dump())
-        seq = cfg.deep.sequence
-    artifact = DictionaryArtifact.load(cfg.dictionaries.artifact)
-    work = tcfg.workdir
-    if work.exists():
-        shutil.rmtree(work)
-    work.mkdir(parents=True)
-
-    # -- corpora -------------------------------------------------------
     sources: list[DataSource] = []
     train_docs: list[tuple[str, Document]] = []
-    for path in [*corpora, *([dev_path] if dev_path else [])]:
-        if not path.exists():
-            raise typer.BadParameter(f"corpus not found: {path} (the open training data lives in ../shared/data)")
     for path in corpora:
         docs = read_corpus(path)
         sources.append(corpus_source(path, docs))
@@ -261,10 +252,71 @@ def train_model(
                  f"held_out_reports={len(held_out)})",
             sha256=_docs_hash(vaers), documents=len(vaers), kind="injected",
         ))
+    return train_docs, sources
+
+
+def train_model(
+    cfg: DeidConfig,
+    *,
+    config_file: Path | None,
+    out: Path,
+    corpora: list[Path],
+    dev_path: Path | None,
+    synthetic_docs: int,
+    base_model: Path | None = None,
+    head: str | None = None,
+    variant: str | None = None,
+    max_epochs: int | None = None,
+    target_recall: float | None = None,
+    master: str = "local[*]",
+    tune_thresholds: bool = True,
+    oof: Path | None = None,
+    family: str = DEFAULT_FAMILY,
+) -> ManifestBase:
+    """Train one model of `family` on the corpora (+ configured extra documents), export it, tune its thresholds."""
+    from deid_core.config import config_path
+    from deid_core.deep.encoding import char_width
+    from deid_core.deep.features import feature_names
+    from deid_core.deep.vocabulary import Vocabulary
+    from deid_core.dictionaries.artifact import DictionaryArtifact
+    from jobs.spark_session import delta_session
+
+    tcfg = cfg.deep.training
+    if family not in FAMILIES:
+        raise typer.BadParameter(f"unknown model family {family!r} (known: {', '.join(FAMILIES)})")
+    if family != DEFAULT_FAMILY and (base_model is not None or head or variant):
+        raise typer.BadParameter(f"--base-model, --head and --variant are the network's: not with --family {family}")
+    base_manifest = ModelManifest.read(base_model) if base_model else None
+    if base_manifest is not None:
+        arch = base_manifest.architecture
+        seq = base_manifest.sequence
+        if list(base_manifest.classes) != list(cfg.deep.classes):
+            raise typer.BadParameter("the base model has other classes than the config")
+    else:
+        updates = {k: v for k, v in (("head", head), ("variant", variant)) if v}
+        arch = cfg.deep.architecture.model_copy(update=updates)
+        arch = type(arch).model_validate(arch.model_dump())
+        seq = cfg.deep.sequence
+    artifact = DictionaryArtifact.load(cfg.dictionaries.artifact)
+
+    # -- corpora -------------------------------------------------------
+    for path in [*corpora, *([dev_path] if dev_path else [])]:
+        if not path.exists():
+            raise typer.BadParameter(f"corpus not found: {path} (the open training data lives in ../shared/data)")
+    train_docs, sources = training_documents(cfg, corpora, synthetic_docs)
     if not train_docs:
         raise typer.BadParameter("no training documents: give --corpus or synthetic documents")
     dev_docs = read_corpus(dev_path) if dev_path else []
     say(f"{len(train_docs)} training documents, {len(dev_docs)} dev documents")
+    if family != DEFAULT_FAMILY:
+        # no Spark and no scratch folder: the rules run in this process, the fit is CRFsuite's or LIBLINEAR's
+        return _train_classic(cfg, family, out, train_docs, sources, dev_docs, dev_path, artifact, corpora,
+                              target_recall=target_recall, tune_thresholds=tune_thresholds, oof=oof)
+
+    work = tcfg.workdir
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
 
     spark = delta_session("deid-train-model", master=master, extra_conf=dict(tcfg.spark_conf))
     spark.conf.set("petastorm.spark.converter.parentCacheDirUrl", (work / "petastorm").resolve().as_uri())
@@ -353,6 +405,27 @@ def train_model(
     return manifest
 
 
+def _train_classic(cfg: DeidConfig, family: str, out: Path, train_docs: list[tuple[str, Document]],
+                   sources: list[DataSource], dev_docs: list[Document], dev_path: Path | None, artifact,  # type: ignore[no-untyped-def]
+                   corpora: list[Path], *, target_recall: float | None, tune_thresholds: bool,
+                   oof: Path | None) -> ManifestBase:
+    """A CRF or SVM on the same documents, exported, its thresholds tuned on its own P(safe) like the network's."""
+    from deid_core.training.classic import train_classic
+
+    manifest = train_classic(cfg, family, train_docs, dev_docs, out, artifact,
+                             fold_sources=frozenset(p.name for p in corpora), say=say)
+    manifest = manifest.model_copy(update={"training_data": sources})
+    manifest.write(out)
+    if dev_docs and tune_thresholds:
+        from deid_core.training.scoring import tuning_documents
+
+        tuning_docs, tuning_name = tuning_documents(cfg.deep.training, dev_docs, dev_path.name if dev_path else "dev")
+        target = cfg.deep.training.threshold_target_recall if target_recall is None else target_recall
+        manifest = tune_and_record(cfg, out, tuning_docs, tuning_name, target, oof=oof)
+    say(f"model {manifest.model_version} -> {out}")
+    return manifest
+
+
 def _annotated_ids(paths: list[Path]) -> set[str]:
     """Report ids of stand-off annotation files: evaluation reports that must not train."""
     ids: set[str] = set()
@@ -425,11 +498,12 @@ def _fit_and_export(train_windows, n_train, dev_data, vocab, arch, seq, cfg, out
 
 
 def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], dev_name: str,
-                    target_recall: float, *, oof: Path | None = None) -> ModelManifest:
+                    target_recall: float, *, oof: Path | None = None) -> ManifestBase:
     """Tune per-reason thresholds on dev (and out-of-fold scores if given), write the PR plot, record them."""
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.training.scoring import collect_scores, record_reason_thresholds, tune, tune_by_reason
     from deid_core.detectors import Method, build_detector
+    from deid_core.models import read_manifest
+    from deid_core.training.scoring import collect_scores, record_reason_thresholds, tune, tune_by_reason
 
     det = build_detector(Method.deep, cfg, model_dir=model_dir)
     never = never_release_from(cfg)
@@ -441,18 +515,22 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
             out_of_fold = read_oof(oof)
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (deep.training.tuning_oof names it; `make oof-scores` makes it)") from None
+        family = read_manifest(model_dir).family
+        if out_of_fold.family != family:
+            raise typer.BadParameter(f"the out-of-fold scores in {oof} are a {out_of_fold.family} model's, "
+                                     f"this is a {family} model: pool scores of its own family (jobs.oof_scores --family)")
         scores, dev_name = out_of_fold.pooled_with(scores, dev_name)
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
     # families the configuration sets (clinical values: always kept) are a policy, not tuned
     best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength,
                              fixed=dict(cfg.deep.combiner.by_reason))
-    manifest = ModelManifest.read(model_dir)
+    manifest = read_manifest(model_dir)
     if best is None:
         say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")
         return manifest
     say(f"per-reason thresholds on {dev_name}: recall {best.recall:.4f}, precision {best.precision:.4f}")
     record_reason_thresholds(model_dir, best, target_recall, dev_name)
-    return ModelManifest.read(model_dir)
+    return read_manifest(model_dir)
 
 
 if __name__ == "__main__":

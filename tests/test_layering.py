@@ -28,6 +28,9 @@ RUNTIME = (
     "deid_core.text",
     "deid_core.rules",
     "deid_core.deep",
+    "deid_core.classic",
+    "deid_core.model_files",
+    "deid_core.models",
     "deid_core.hybrid",
     "deid_core.replace",
     "deid_core.detectors",
@@ -112,6 +115,19 @@ def test_runtime_never_imports_offline_code() -> None:
 def test_network_and_combiner_do_not_import_each_other() -> None:
     assert _violations(("deid_core.deep",), ("deid_core.hybrid",)) == []
     assert _violations(("deid_core.hybrid",), ("deid_core.deep",)) == []
+
+
+#: the network's modules that import Keras (directly or through each other)
+KERAS_MODULES = ("deid_core.deep.model", "deid_core.deep.layers", "deid_core.deep.crf", "deid_core.deep.predictor",
+                 "deid_core.deep.backend")
+
+
+def test_classical_models_stand_beside_the_network_and_the_combiner() -> None:
+    """A CRF or SVM loads without Keras: `classic` reads only the network's feature helpers, never its model
+    code, and neither the network nor the combiner imports `classic`; the shared model core imports neither."""
+    assert _violations(("deid_core.classic",), KERAS_MODULES + ("deid_core.hybrid", "deid_core.detectors")) == []
+    assert _violations(("deid_core.deep", "deid_core.hybrid"), ("deid_core.classic", "deid_core.models")) == []
+    assert _violations(("deid_core.model_files",), ("deid_core.deep", "deid_core.classic", "deid_core.models")) == []
 
 
 def test_core_is_spark_free_and_never_imports_entry_points() -> None:

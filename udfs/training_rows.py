@@ -31,7 +31,7 @@ def annotate(config_path: str, artifact_path: str, arch_json: str):  # type: ign
         from deid_core.config import ArchitectureConfig, load_config
         from deid_core.corpus.document import Document
         from deid_core.corpus.document import GoldSpan
-        from deid_core.deep.predictor import load_salutations
+        from deid_core.deep.features import load_salutations
         from deid_core.training.data import TOKEN_COLUMNS, token_table
         from deid_core.hybrid.combiner import never_release_from
         from deid_core.dictionaries.artifact import DictionaryArtifact

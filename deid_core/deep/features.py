@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from deid_core.config import DeidConfig, read_word_list
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.rules.features import FEATURE_NAMES
 
@@ -34,6 +35,11 @@ def feature_names(*, extra: bool, rules: bool) -> tuple[str, ...]:
     if rules:
         names += tuple(f"rule_{n}" for n in FEATURE_NAMES) + REASON_FEATURES
     return names
+
+
+def load_salutations(cfg: DeidConfig) -> frozenset[str]:
+    """The salutation words ("dr", "mrs") whose next token gets `after_salutation`, lower case, no full stop."""
+    return frozenset(w.lower().rstrip(".") for w in read_word_list(cfg.rules.salutations))
 
 
 def case_index(text: str) -> int:

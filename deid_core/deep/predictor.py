@@ -35,9 +35,10 @@ from pathlib import Path
 
 import numpy as np
 
-from deid_core.config import DeidConfig, read_word_list
+from deid_core.config import DeidConfig
 from deid_core.deep.backend import BackendChoice, active_backend
 from deid_core.deep.encoding import EncodedDoc, Encoder, char_width, pad_batch, slice_doc, stitch, window_bounds
+from deid_core.deep.features import load_salutations
 from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, ModelError, ModelManifest
 from deid_core.deep.model import Network, build_network
 from deid_core.deep.vocabulary import Vocabulary
@@ -108,10 +109,6 @@ class InferenceTimes:
         return {"encode_s": self.encode, "pack_s": self.pack, "transfer_s": self.transfer,
                 "network_s": self.network, "post_s": self.post, "tokens": self.tokens,
                 "padded_tokens": self.padded_tokens, "batches": self.batches, "shapes": len(self.shapes)}
-
-
-def load_salutations(cfg: DeidConfig) -> frozenset[str]:
-    return frozenset(w.lower().rstrip(".") for w in read_word_list(cfg.rules.salutations))
 
 
 class DeepModel:

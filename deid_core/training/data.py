@@ -9,7 +9,7 @@ padded id windows that petastorm can feed to tf.data with static shapes.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,7 @@ from deid_core.deep.encoding import char_width, token_char_string, token_labels,
 from deid_core.deep.features import extra_features, feature_names
 from deid_core.deep.vocabulary import PAD_ID, Vocabulary, normalise_word
 from deid_core.hybrid.combiner import NeverRelease
-from deid_core.rules.deidentifier import RuleDeidentifier
+from deid_core.rules.deidentifier import RuleAnalysis, RuleDeidentifier
 
 #: Columns of a token-table row (one document).
 TOKEN_COLUMNS = ("doc_id", "source", "words", "chars", "features", "labels", "gates")
@@ -34,6 +34,31 @@ WINDOW_COLUMNS = ("words", "chars", "features", "labels", "weights", "gates")
 GATE_SAFE, GATE_UNSAFE, GATE_NEVER = 0, 1, 2
 
 
+def labelled_analysis(
+    doc: Document,
+    rules: RuleDeidentifier,
+    classes: Sequence[str],
+    label_map: dict[str, str],
+    age_phi_min: int,
+) -> tuple[RuleAnalysis, np.ndarray]:
+    """The rules' analysis of a training document and the class id of each of its tokens.
+
+    One definition of a training token's label for every model family (the
+    network's token tables, the CRF's and SVM's examples).
+    """
+    analysis = rules.analyse(doc.text)
+    class_index = {c: i for i, c in enumerate(classes)}
+    return analysis, token_labels(analysis.tokens, doc.text, doc.spans, class_index, label_map, age_phi_min)
+
+
+def phi_only_words(counts: Mapping[str, int], phi_counts: Mapping[str, int], share: float) -> set[str]:
+    """Words seen inside gold PHI at least `share` of the times they were seen: no model file may list them.
+
+    The one rule for the network's vocabulary and the classical models' lexicon.
+    """
+    return {w for w, n in counts.items() if phi_counts.get(w, 0) and phi_counts.get(w, 0) >= share * n}
+
+
 def token_table(
     doc: Document,
     source: str,
@@ -45,13 +70,11 @@ def token_table(
     age_phi_min: int,
     never: NeverRelease | None = None,
 ) -> dict[str, Any]:
-    analysis = rules.analyse(doc.text)
+    analysis, labels = labelled_analysis(doc, rules, classes, label_map, age_phi_min)
     gates = np.asarray(analysis.unsafe, dtype=np.int32)
     if never is not None and len(gates):
         gates[never.mask(analysis)] = GATE_NEVER
     tokens = analysis.tokens
-    class_index = {c: i for i, c in enumerate(classes)}
-    labels = token_labels(tokens, doc.text, doc.spans, class_index, label_map, age_phi_min)
     if arch.extra_features:
         feats = extra_features(analysis, salutations, rules=arch.rule_features)
     else:

@@ -31,6 +31,11 @@ class OutOfFold:
     index: dict[str, Any]
 
     @property
+    def family(self) -> str:
+        """The model family whose scores these are (folders written before families existed: the network's)."""
+        return str(self.index.get("family", "bilstm"))
+
+    @property
     def pooled(self) -> TokenScores:
         return TokenScores.concatenate(self.folds)
 
@@ -58,17 +63,19 @@ def read_oof(folder: Path) -> OutOfFold:
         if not path.exists() or file_sha256(path) != f["sha256"]:
             raise ValueError(f"out-of-fold scores {path.name} missing or changed since {OOF_INDEX} was written")
         parts.append(TokenScores.load(path))
-    name = f"oof({index['corpora']};{len(parts)}folds;{index['sha256'][:12]})"
+    family = index.get("family", "bilstm")
+    tag = "" if family == "bilstm" else f"{family};"
+    name = f"oof({tag}{index['corpora']};{len(parts)}folds;{index['sha256'][:12]})"
     return OutOfFold(parts, name, index)
 
 
 def write_index(folder: Path, *, setup: str, folds_total: int, fold_key: str, corpora: str,
-                entries: list[dict[str, Any]]) -> None:
+                entries: list[dict[str, Any]], family: str = "bilstm") -> None:
     """Record the finished folds; the combined hash names the whole set in manifests."""
     entries = sorted(entries, key=lambda e: e["fold"])
     h = hashlib.sha256()
     for e in entries:
         h.update(e["sha256"].encode())
-    index = {"setup": setup, "folds_total": folds_total, "fold_key": fold_key, "corpora": corpora,
-             "sha256": h.hexdigest(), "folds": entries}
+    index = {"setup": setup, "family": family, "folds_total": folds_total, "fold_key": fold_key,
+             "corpora": corpora, "sha256": h.hexdigest(), "folds": entries}
     (folder / OOF_INDEX).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

@@ -95,12 +95,12 @@ def tune_by_reason(
 
 def record_reason_thresholds(model_dir: Path, best: ReasonPoint, target_recall: float, tuned_on: str) -> None:
     """Store a per-reason choice: `low`/`high` become the safe family's and the highest masked one's."""
-    from deid_core.deep.manifest import ModelManifest
+    from deid_core.models import read_manifest
     from deid_core.thresholds import MASKED_REASONS, Thresholds
 
     by_reason = {k: round(v, 9) for k, v in sorted(best.thresholds.items())}
     masked = [v for k, v in by_reason.items() if k in MASKED_REASONS]
-    manifest = ModelManifest.read(model_dir)
+    manifest = read_manifest(model_dir)
     thresholds = Thresholds(
         low=by_reason.get("safe", 0.0), high=max(masked, default=1.0), by_reason=by_reason,
         target_recall=target_recall, tuned_on=tuned_on, recall=round(best.recall, 6), precision=round(best.precision, 6),
@@ -112,10 +112,10 @@ def record_reason_thresholds(model_dir: Path, best: ReasonPoint, target_recall: 
 
 def record_thresholds(model_dir: Path, best: OperatingPoint, target_recall: float, tuned_on: str) -> None:
     """Store the chosen pair (and its dev recall/precision) in the model manifest."""
-    from deid_core.deep.manifest import ModelManifest
+    from deid_core.models import read_manifest
     from deid_core.thresholds import Thresholds
 
-    manifest = ModelManifest.read(model_dir)
+    manifest = read_manifest(model_dir)
     thresholds = Thresholds(
         low=best.low, high=best.high, target_recall=target_recall, tuned_on=tuned_on,
         recall=round(best.recall, 6), precision=round(best.precision, 6),
