@@ -27,8 +27,16 @@ per-reason thresholds that are best on dev are applied to test; PhysioNet's deid
 
 `--model DIR` scores another model directory instead of the default.
 
+With `--models DIR [DIR ...]`: rules plus every given model directory, of
+any family (BiLSTM, CRF, SVM: `deid_core.models`), alone (deep: its most
+likely class) and as the hybrid's second stage, on `--split` (default dev)
+or with `--vaers` on the annotated VAERS part(s); each row also has the
+family, the training time its manifest records and tokens/s of detection
+(one process, so per core where the model uses one).
+
     .venv/bin/python bench/accuracy.py [--json] [--model DIR]
     .venv/bin/python bench/accuracy.py --variants build/variants [--split test]
+    .venv/bin/python bench/accuracy.py --models build/models/crf build/models/svm [--split dev] [--vaers]
     .venv/bin/python bench/accuracy.py --synthetic 300 [--json]
     .venv/bin/python bench/accuracy.py --vaers [--split test]
     .venv/bin/python bench/accuracy.py --frontier [--plot build/frontier.png] [--oof build/oof]
@@ -153,6 +161,37 @@ def run(method: Method, split: str, model_dir: Path | None = None,
     return res.counts, res.detect_seconds, det.version
 
 
+def model_info(model_dir: Path | None) -> dict:
+    """Family and training time of a model directory (the configured one when None), from its manifest."""
+    from deid_core.models import read_manifest
+
+    m = read_manifest(model_dir or load_config().deep.model_dir)
+    t = m.training
+    seconds = t.get("fit_seconds")
+    return {"family": m.family, "model_version": m.model_version,
+            "training_seconds": round(float(seconds), 1) if seconds is not None else None}
+
+
+def evaluate(name: str, method: Method, split: str, model_dir: Path | None = None,
+             docs: list[Document] | None = None) -> dict:
+    """One result row: `run` plus the family, training time and detection speed (tokens/s)."""
+    c, secs, version = run(method, split, model_dir, docs=docs)
+    d = c.as_dict()
+    d.update(name=name, method=method.value, split=split, version=version, detect_seconds=round(secs, 2),
+             tokens_per_second=round(c.tokens / secs, 1) if secs > 0 else None)
+    if method is not Method.rules:
+        d.update(model_info(model_dir))
+    return d
+
+
+def _print_models(results: list[dict]) -> None:
+    print(f"\n{'method':22s} {'split':5s} {'family':7s} {'train s':>8s} {'tokens/s':>9s}")
+    for r in results:
+        ts = r.get("training_seconds")
+        train = f"{ts:8.0f}" if ts is not None else f"{'-':>8s}"
+        print(f"{r['name']:22s} {r['split']:5s} {r.get('family', '-'):7s} {train} {r['tokens_per_second'] or 0:9.0f}")
+
+
 def _row(name: str, r: dict) -> str:
     t, e, ret = r["token"], r["entity"], r["retention"]
     return (f"{name:22s} {r['split']:5s} {t['gold']:5d} {t['recall']:7.4f} {t['precision']:7.4f} "
@@ -212,8 +251,24 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, help="PNG of the frontier (with --frontier)")
     ap.add_argument("--oof", type=Path, help="with --frontier: pool these out-of-fold scores (jobs.oof_scores) with dev")
     ap.add_argument("--model", type=Path, help="model directory (default: the configured one)")
+    ap.add_argument("--models", type=Path, nargs="+", metavar="DIR",
+                    help="model directories of any family (BiLSTM, CRF, SVM): each alone and as the hybrid's second stage")
     args = ap.parse_args()
     results = []
+    if args.models:
+        parts = [(f"v-{s}", vaers_docs(s)) for s in (args.split or ["dev"])] if args.vaers else \
+            [(s, None) for s in (args.split or ["dev"])]
+        for split, docs in parts:
+            results.append(evaluate("rules", Method.rules, split, docs=docs))
+            for model_dir in args.models:
+                for method in (Method.deep, Method.hybrid):
+                    results.append(evaluate(f"{model_dir.name}/{method.value}", method, split, model_dir, docs))
+        if args.json:
+            print(json.dumps(results, indent=2))
+        else:
+            _print(results)
+            _print_models(results)
+        return
     if args.frontier:
         rows = frontier(args.model, args.plot, args.oof)
         print(json.dumps(rows, indent=2) if args.json else "", end="" if not args.json else "\n")
