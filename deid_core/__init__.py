@@ -14,6 +14,8 @@ The public API, for a program that de-identifies texts without Spark::
 
 or detection alone: `build_detector(Method.hybrid, cfg, artifact)` returns a
 detector whose `detect(texts)` gives one list of `MaskedToken` per text.
+`load_model(model_dir, cfg)` loads the hybrid's second stage of any family
+(the BiLSTM, a CRF or an SVM) and raises `ModelError` when it cannot.
 
 The names are resolved lazily (PEP 562), so `import deid_core.text.tokenize`
 in a worker does not load the network.
@@ -40,6 +42,8 @@ _EXPORTS = {
     "DocumentResult": "deid_core.results",
     "mask_everything": "deid_core.results",
     "Thresholds": "deid_core.thresholds",
+    "load_model": "deid_core.models",
+    "ModelError": "deid_core.model_files",
     "CATEGORIES": "deid_core.categories",
 }
 __all__ = ["__version__", *_EXPORTS]
@@ -48,6 +52,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from deid_core.categories import CATEGORIES
     from deid_core.config import ConfigError, DeidConfig, load_config
     from deid_core.detectors import Method, build_detector
+    from deid_core.model_files import ModelError
+    from deid_core.models import load_model
     from deid_core.pipeline import DeidPipeline
     from deid_core.replace.keys import load_key
     from deid_core.replace.policy import load_policy

@@ -515,10 +515,10 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
             out_of_fold = read_oof(oof)
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (deep.training.tuning_oof names it; `make oof-scores` makes it)") from None
-        family = read_manifest(model_dir).family
-        if out_of_fold.family != family:
-            raise typer.BadParameter(f"the out-of-fold scores in {oof} are a {out_of_fold.family} model's, "
-                                     f"this is a {family} model: pool scores of its own family (jobs.oof_scores --family)")
+        try:
+            out_of_fold.check_family(read_manifest(model_dir).family)
+        except ValueError as exc:
+            raise typer.BadParameter(f"{oof}: {exc}") from None
         scores, dev_name = out_of_fold.pooled_with(scores, dev_name)
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
     # families the configuration sets (clinical values: always kept) are a policy, not tuned

@@ -39,6 +39,12 @@ class OutOfFold:
     def pooled(self) -> TokenScores:
         return TokenScores.concatenate(self.folds)
 
+    def check_family(self, family: str) -> None:
+        """ValueError unless these are scores of a model of `family`: another model's P(safe) tunes nothing."""
+        if self.family != family:
+            raise ValueError(f"these out-of-fold scores are a {self.family} model's, the model to tune is a "
+                             f"{family} model: pool scores of its own family (jobs.oof_scores --family {family})")
+
     def pooled_with(self, scores: TokenScores, name: str) -> tuple[TokenScores, str]:
         """A tuning set's scores with these appended, and the pooled set's name for the manifest."""
         return TokenScores.concatenate([scores, self.pooled]), f"{name}+{self.name}"

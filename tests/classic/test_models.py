@@ -195,3 +195,37 @@ def test_deid_detect_refuses_a_broken_crf_directory(monkeypatch, tmp_path: Path,
     code = run(monkeypatch, "detect", "--in", str(src), "--out", str(out), "--model", str(bad), "--no-progress")
     assert code == 2 and not out.exists()
     assert SECRET not in capsys.readouterr().err
+
+
+def test_deid_tune_thresholds_on_a_crf_and_only_its_own_out_of_fold_scores(monkeypatch, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                             crf_dir: Path, capsys) -> None:
+    from deid_core.training.out_of_fold import file_sha256, write_index
+    from deid_core.training.tuning import TokenScores
+    from tests.cli.test_cli import run, write
+
+    model = tmp_path / "crf"
+    shutil.copytree(crf_dir, model)
+    text = f"Seen by Dr. {SECRET} on 12-JAN-2014 for rash."
+    gold = {"doc_id": "g1", "text": text, "spans": [{"start": 12, "end": 23, "label": "NAME"},
+                                                     {"start": 27, "end": 38, "label": "DATE"}]}
+    src = write(tmp_path, [json.dumps(gold).encode()] * 3)
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--target-recall", "1.0", "--model", str(model),
+               "--plot", str(tmp_path / "pr.png")) == 0
+    t = read_manifest(model).thresholds
+    assert t is not None and t.recall == 1.0 and t.tuned_on == "in.jsonl"
+    assert read_manifest(model).model_version == read_manifest(crf_dir).model_version
+    oof = tmp_path / "oof"
+    TokenScores(gold_phi=np.array([True, False]), rules_unsafe=np.array([True, True]),
+                never_release=np.zeros(2, dtype=bool), p_safe=np.array([0.1, 0.9]),
+                families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
+    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
+                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
+    capsys.readouterr()
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model), "--oof", str(oof),
+               "--plot", str(tmp_path / "pr2.png")) != 0
+    assert "bilstm model's" in capsys.readouterr().err
+    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl", family="crf",
+                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model), "--oof", str(oof),
+               "--target-recall", "1.0", "--plot", str(tmp_path / "pr3.png")) == 0
+    assert read_manifest(model).thresholds.tuned_on.startswith("in.jsonl+oof(crf;train.jsonl;1folds;")  # type: ignore[union-attr]

@@ -62,7 +62,7 @@ def test_a_classical_model_pools_only_its_own_out_of_fold_scores(cfg, artifact, 
 
     model = train_dir(cfg, artifact, "crf", tmp_path / "crf")
     docs = tiny_corpus(10, seed=3)
-    with pytest.raises(typer.BadParameter, match="bilstm model's"):
+    with pytest.raises(typer.BadParameter, match="bilstm model.s, the model to tune is a crf model"):
         tune_and_record(small_config(cfg), model, docs, "dev", 0.5, oof=oof)
 
 
