@@ -1,4 +1,4 @@
-"""Training the CRF and SVM with the training job's one command, on a tiny corpus (no Spark, no ../shared)."""
+"""deid_core/training/classic.py: training the CRF and SVM with the training job's one command, on a tiny corpus (no Spark, no ../shared)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from deid_core.corpus.jsonl import write_jsonl
 from deid_core.models import read_manifest
 from deid_core.training.classic import fit_platt
 
-from .conftest import small_config, tiny_corpus
+from tests.classic.conftest import small_config, svm_dir, tiny_corpus  # noqa: F401 - svm_dir: a fixture
 
 
 @pytest.mark.parametrize("family", ["crf", "svm"])
@@ -58,7 +58,7 @@ def test_a_classical_model_pools_only_its_own_out_of_fold_scores(cfg, artifact, 
                 families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
     write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
                 entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
-    from .conftest import train_dir
+    from tests.classic.conftest import train_dir
 
     model = train_dir(cfg, artifact, "crf", tmp_path / "crf")
     docs = tiny_corpus(10, seed=3)
