@@ -430,6 +430,31 @@ def deidentify(
     )
 
 
+@app.command("build-ensemble")
+def build_ensemble(
+    member: Annotated[list[str], typer.Option("--member", help="model directory, optionally DIR:WEIGHT (repeatable)")],
+    out: Annotated[Path, typer.Option("--out", help="the ensemble's directory (only its manifest.json is written)")],
+) -> None:
+    """Combine model directories of any family into one second stage (the weighted mean of their probabilities).
+
+    Tune its thresholds next: `deid tune-thresholds --model OUT --gold ...`.
+    """
+    from deid_core.ensemble import write_ensemble
+
+    members: list[tuple[Path, float]] = []
+    for m in member:
+        path, sep, weight = m.rpartition(":") if ":" in m and not Path(m).exists() else (m, "", "")
+        try:
+            members.append((Path(path), float(weight) if sep else 1.0))
+        except ValueError:
+            raise CliError(f"--member {m!r}: the weight after ':' is not a number") from None
+        if not (Path(path) / "manifest.json").exists():
+            raise CliError(f"--member {path!r} holds no model manifest")
+    man = write_ensemble(out, members)
+    err.print(f"[green]ensemble {man.model_version}[/green] of {len(members)} models -> {escape(str(out))}; "
+              f"no thresholds yet: run `deid tune-thresholds --model {escape(str(out))} --gold ...`")
+
+
 @app.command("build-dictionaries")
 def build_dictionaries(
     config: ConfigOpt = None,

@@ -28,9 +28,9 @@ from deid_core.thresholds import Thresholds
 
 MANIFEST_FILE = "manifest.json"
 
-Family = Literal["bilstm", "crf", "svm"]
+Family = Literal["bilstm", "crf", "svm", "ensemble"]
 #: every model family, the default first: a manifest without `family` is a BiLSTM's
-FAMILIES: tuple[str, ...] = ("bilstm", "crf", "svm")
+FAMILIES: tuple[str, ...] = ("bilstm", "crf", "svm", "ensemble")
 DEFAULT_FAMILY = "bilstm"
 
 

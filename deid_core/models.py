@@ -18,7 +18,7 @@ from typing import Protocol
 import numpy as np
 
 from deid_core.config import DeidConfig
-from deid_core.model_files import ManifestBase, manifest_family
+from deid_core.model_files import ManifestBase, ModelError, manifest_family
 from deid_core.rules.deidentifier import RuleAnalysis
 
 
@@ -43,14 +43,28 @@ def read_manifest(model_dir: Path) -> ManifestBase:
         from deid_core.deep.manifest import ModelManifest
 
         return ModelManifest.read(model_dir)
+    if family == "ensemble":
+        from deid_core.ensemble import EnsembleManifest
+
+        return EnsembleManifest.read(model_dir)
     from deid_core.classic.manifest import ClassicManifest
 
     return ClassicManifest.read(model_dir)
 
 
-def load_model(model_dir: Path, cfg: DeidConfig, *, dictionary_version: str | None = None) -> TokenModel:
-    """Load the model a directory holds, once; ModelError when it cannot be used (the caller fails closed)."""
+def load_model(model_dir: Path, cfg: DeidConfig, *, dictionary_version: str | None = None,
+               allow_ensemble: bool = True) -> TokenModel:
+    """Load the model a directory holds, once; ModelError when it cannot be used (the caller fails closed).
+
+    `allow_ensemble=False` is how an ensemble loads its members: an ensemble of ensembles is refused.
+    """
     family = manifest_family(model_dir)
+    if family == "ensemble":
+        if not allow_ensemble:
+            raise ModelError(f"{model_dir} is an ensemble; an ensemble's members must be single models")
+        from deid_core.ensemble import EnsembleModel
+
+        return EnsembleModel.load(model_dir, cfg, dictionary_version=dictionary_version)
     if family == "crf":
         from deid_core.classic.crf import CrfModel
 
