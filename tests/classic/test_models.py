@@ -200,8 +200,8 @@ def test_deid_detect_refuses_a_broken_crf_directory(monkeypatch, tmp_path: Path,
 def test_deid_tune_thresholds_on_a_crf_and_only_its_own_out_of_fold_scores(monkeypatch, tmp_path: Path,  # type: ignore[no-untyped-def]
                                                                              crf_dir: Path, capsys) -> None:
     from deid_core.training.out_of_fold import file_sha256, write_index
-    from deid_core.training.tuning import TokenScores
     from tests.cli.test_cli import run, write
+    from tests.training.oof_fixture import one_fold_oof
 
     model = tmp_path / "crf"
     shutil.copytree(crf_dir, model)
@@ -214,12 +214,7 @@ def test_deid_tune_thresholds_on_a_crf_and_only_its_own_out_of_fold_scores(monke
     t = read_manifest(model).thresholds
     assert t is not None and t.recall == 1.0 and t.tuned_on == "in.jsonl"
     assert read_manifest(model).model_version == read_manifest(crf_dir).model_version
-    oof = tmp_path / "oof"
-    TokenScores(gold_phi=np.array([True, False]), rules_unsafe=np.array([True, True]),
-                never_release=np.zeros(2, dtype=bool), p_safe=np.array([0.1, 0.9]),
-                families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
-    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
-                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
+    oof = one_fold_oof(tmp_path / "oof")
     capsys.readouterr()
     assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model), "--oof", str(oof),
                "--plot", str(tmp_path / "pr2.png")) != 0

@@ -45,19 +45,13 @@ def test_train_model_family_trains_exports_and_tunes(cfg, tmp_path: Path, family
 def test_a_classical_model_pools_only_its_own_out_of_fold_scores(cfg, artifact, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from jobs.train_model import _tuning_oof, default_out, tune_and_record
 
-    from deid_core.training.out_of_fold import file_sha256, write_index
-    from deid_core.training.tuning import TokenScores
+    from tests.training.oof_fixture import one_fold_oof
 
     assert _tuning_oof(None, False, cfg, "crf") is None  # the configured scores are the network's
     assert _tuning_oof(tmp_path, False, cfg, "svm") == tmp_path
     assert _tuning_oof(None, False, cfg) == cfg.deep.training.tuning_oof
     assert default_out(cfg, "crf").parts[-2:] == ("models", "crf") and default_out(cfg, "bilstm") == cfg.deep.model_dir
-    oof = tmp_path / "oof"
-    TokenScores(gold_phi=np.array([True, False]), rules_unsafe=np.array([True, True]),
-                never_release=np.zeros(2, dtype=bool), p_safe=np.array([0.1, 0.9]),
-                families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
-    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
-                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
+    oof = one_fold_oof(tmp_path / "oof")
     from tests.classic.conftest import train_dir
 
     model = train_dir(cfg, artifact, "crf", tmp_path / "crf")

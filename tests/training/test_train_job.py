@@ -56,17 +56,9 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
     only_phi = inside - outside
     assert len(only_phi) > 20 and not only_phi & set(vocab.words)
     # fine-tuning keeps the vocabulary and records its base; out-of-fold scores join its threshold search
-    import numpy as np
+    from tests.training.oof_fixture import one_fold_oof
 
-    from deid_core.training.out_of_fold import file_sha256, write_index
-    from deid_core.training.tuning import TokenScores
-
-    oof = tmp_path / "oof"
-    TokenScores(gold_phi=np.array([True, False]), rules_unsafe=np.array([True, True]),
-                never_release=np.zeros(2, dtype=bool), p_safe=np.array([0.1, 0.9]),
-                families=np.array(["unknown", "unknown"], dtype=object)).save(oof / "fold-0.npz")
-    write_index(oof, setup="t", folds_total=1, fold_key="^[^-]+", corpora="train.jsonl",
-                entries=[{"fold": 0, "scores": "fold-0.npz", "sha256": file_sha256(oof / "fold-0.npz")}])
+    oof = one_fold_oof(tmp_path / "oof")
     out2 = tmp_path / "site_model"
     m2 = train_model(small, config_file=None, out=out2, corpora=[site_path], dev_path=dev_path, synthetic_docs=0,
                      base_model=out, max_epochs=1, target_recall=0.5, oof=oof)
