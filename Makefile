@@ -162,7 +162,7 @@ airflow-nightly: setup airflow-setup $(E2B_STAMP) $(DEMO_KEY)
 	$(AIRFLOW) dags test deid_nightly $$(date -u +%F) || { echo "the DAG run did not finish: see above. Publish is refused until the model version's QA sample is reviewed (README: The QA review loop)"; exit 1; }
 
 test: setup airflow-setup vectors
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=30
 
 # the packed runtime environment for a real cluster's executors (jobs/dist.py); repacked only when
 # requirements.lock, pyproject.toml, the installed packages or the project's code changed

@@ -102,7 +102,7 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         from deid_core.training.out_of_fold import read_oof
 
         out_of_fold = read_oof(oof)
-        out_of_fold.check_family(det.inner.model.manifest.family)  # type: ignore[attr-defined]
+        out_of_fold.check_model(model_dir or cfg.deep.model_dir)
         dev, _ = out_of_fold.pooled_with(dev, "dev")
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),

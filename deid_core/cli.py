@@ -305,7 +305,7 @@ def tune_thresholds(
 
         try:
             out_of_fold = read_oof(oof)
-            out_of_fold.check_family(det.inner.model.manifest.family)  # type: ignore[attr-defined]
+            out_of_fold.check_model(model_dir)
         except ValueError as exc:
             raise CliError(str(exc)) from None
         oof_folds = out_of_fold.folds

@@ -54,6 +54,14 @@ def member_dir(ensemble_dir: Path, member: Member) -> Path:
     return p if p.is_absolute() else (ensemble_dir / p).resolve()
 
 
+def member_families(model_dir: Path) -> list[tuple[str, float]]:
+    """(family, weight) of each member, in order: what an ensemble's out-of-fold scores must match."""
+    from deid_core.models import read_manifest  # the family loader, which imports this module lazily
+
+    manifest = EnsembleManifest.read(model_dir)
+    return [(read_manifest(member_dir(model_dir, m)).family, m.weight) for m in manifest.members]
+
+
 def ensemble_version(members: Sequence[Member]) -> str:
     """Content-derived: the same members with the same weights give the same version."""
     return content_version("ens", *(f"{m.model_version}:{m.weight!r};" for m in members))

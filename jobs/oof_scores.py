@@ -2,6 +2,8 @@
 
     python -m jobs.oof_scores --folds 3 --out build/oof
     python -m jobs.oof_scores --folds 3 --out build/oof-crf --family crf   # a CRF's, for its own thresholds
+    python -m jobs.oof_scores --family ensemble --member-oof build/oof --member-oof build/oof-crf \
+        --out build/oof-ens                                                # an ensemble's, from its members' fold models
 
 Why: the per-reason thresholds are searched on the dev set, which holds a
 few hundred PHI tokens per family; which 2-3 of them a target lets go decides
@@ -156,10 +158,94 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
     return read_oof(out)
 
 
+def ensemble_out_of_fold(cfg: DeidConfig, out: Path, members: list[tuple[Path, float]]) -> OutOfFold:
+    """An ensemble's out-of-fold scores from its members' fold models, fold by fold.
+
+    Fold k's ensemble is the weighted mean of the members' fold-k models (each
+    trained without fold k), scored on fold k: exactly what the final
+    ensemble would give on patients it never saw. Averaging the members' stored
+    P(safe) instead would be wrong: a token group's P(safe) is the minimum over
+    its tokens, and the minimum of a mean is not the mean of the minima. The
+    members' folders must come from the same folds of the same corpora.
+    """
+    from deid_core.detectors import Method, build_detector
+    from deid_core.ensemble import write_ensemble
+    from deid_core.hybrid.combiner import never_release_from
+    from deid_core.training.scoring import collect_scores
+    from jobs.train_model import read_corpus
+
+    if len(members) < 2:
+        raise typer.BadParameter("an ensemble's out-of-fold scores need at least two --member-oof folders")
+    parts = []
+    for folder, weight in members:
+        try:
+            oof = read_oof(folder)
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc)) from None
+        if oof.family == "ensemble":
+            raise typer.BadParameter(f"{folder} holds an ensemble's scores; give its members' folders")
+        parts.append((folder, weight, oof))
+    first = parts[0][2].index
+    for folder, _, oof in parts[1:]:
+        for key in ("folds_total", "fold_key", "corpora"):
+            if oof.index.get(key) != first.get(key):
+                raise typer.BadParameter(f"{folder} was made with another {key} than {parts[0][0]}: "
+                                         "the members' folds must be the same")
+    folds, fold_key = int(first["folds_total"]), str(first["fold_key"])
+    tcfg = cfg.deep.training
+    corpora = {path: read_corpus(path) for path in tcfg.corpora}
+    held_out = {path: split_folds(docs, folds, fold_key) for path, docs in corpora.items()}
+    never = never_release_from(cfg)
+    spec = [{"family": oof.family, "weight": weight, "setup": oof.index["setup"], "sha256": oof.index["sha256"]}
+            for _, weight, oof in parts]
+    setup = hashlib.sha256(json.dumps(spec, sort_keys=True).encode("utf-8")).hexdigest()
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for k in range(folds):
+        t0 = time.perf_counter()
+        test_docs: list[Document] = [d for path in corpora for d in held_out[path][k]]
+        fold_models = []
+        for folder, weight, oof in parts:
+            entry = next((f for f in oof.index["folds"] if f["fold"] == k), None)
+            model_dir = folder / f"fold-{k}" / "model"
+            if entry is None or not (model_dir / "manifest.json").exists():
+                raise typer.BadParameter(f"{folder} has no fold model {k}: its fold models are needed")
+            if entry.get("documents") not in (None, len(test_docs)):
+                raise typer.BadParameter(f"{folder} held out {entry['documents']} documents in fold {k}, "
+                                         f"the corpora give {len(test_docs)}: the corpora changed since")
+            fold_models.append((model_dir, weight))
+        ens_dir = out / f"fold-{k}" / "model"
+        manifest = write_ensemble(ens_dir, fold_models)
+        det = build_detector(Method.deep, cfg, model_dir=ens_dir)
+        scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
+        scores_path = out / f"fold-{k}.npz"
+        scores.save(scores_path)
+        entries.append({"fold": k, "scores": scores_path.name, "sha256": file_sha256(scores_path),
+                        "model_version": manifest.model_version, "documents": len(test_docs),
+                        "tokens": len(scores), "gold_phi": int(scores.gold_phi.sum()),
+                        "seconds": round(time.perf_counter() - t0, 1)})
+        say(f"fold {k}: ensemble of {len(fold_models)} fold models, {len(scores)} tokens "
+            f"({time.perf_counter() - t0:.0f}s)")
+    write_index(out, setup=setup, folds_total=folds, fold_key=fold_key, corpora=str(first["corpora"]),
+                entries=entries, family="ensemble", members=spec)
+    return read_oof(out)
+
+
 def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict],
             family: str = "bilstm") -> None:
     write_index(out, setup=setup, folds_total=folds, fold_key=fold_key,
                 corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries, family=family)
+
+
+def _folder_and_weight(spec: str) -> tuple[Path, float]:
+    """DIR or DIR:WEIGHT (a folder whose name holds ':' is taken whole when it exists)."""
+    if Path(spec).exists() or ":" not in spec:
+        return Path(spec), 1.0
+    path, _, weight = spec.rpartition(":")
+    try:
+        return Path(path), float(weight)
+    except ValueError:
+        raise typer.BadParameter(f"--member-oof {spec!r}: the weight after ':' is not a number") from None
 
 
 @app.command()
@@ -171,7 +257,8 @@ def main(
     max_epochs: Annotated[Optional[int], typer.Option()] = None,
     master: Annotated[str, typer.Option(help="Spark master")] = "local[*]",
     rescore: Annotated[bool, typer.Option("--rescore", help="score the folds again with the existing fold models (after a rules change)")] = False,
-    family: Annotated[str, typer.Option("--family", help="bilstm | crf | svm: whose fold models and scores")] = "bilstm",
+    family: Annotated[str, typer.Option("--family", help="bilstm | crf | svm | ensemble: whose fold models and scores")] = "bilstm",
+    member_oof: Annotated[Optional[list[str]], typer.Option("--member-oof", help="with --family ensemble: a member's out-of-fold folder, optionally DIR:WEIGHT, in the ensemble's member order (repeatable)")] = None,
 ) -> None:
     """Train a model per fold and write its scores on the held-out fold."""
     import os
@@ -181,6 +268,13 @@ def main(
     warnings.filterwarnings("ignore", category=FutureWarning, module=r"petastorm\..*")
     cfg = load_config(config)
     t0 = time.perf_counter()
+    if family == "ensemble" or member_oof:
+        if family != "ensemble":
+            raise typer.BadParameter("--member-oof goes with --family ensemble")
+        members = [_folder_and_weight(m) for m in member_oof or []]
+        oof = ensemble_out_of_fold(cfg, out, members)
+        say(f"{oof.name}: {len(oof.pooled)} tokens, {time.perf_counter() - t0:.0f}s")
+        return
     oof = out_of_fold_scores(cfg, out, folds=folds, fold_key=fold_key,
                              config_file=Path(config).resolve() if config else None,
                              max_epochs=max_epochs, master=master, rescore=rescore, family=family)

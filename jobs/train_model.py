@@ -516,7 +516,7 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
         except ValueError as exc:
             raise typer.BadParameter(f"{exc} (deep.training.tuning_oof names it; `make oof-scores` makes it)") from None
         try:
-            out_of_fold.check_family(read_manifest(model_dir).family)
+            out_of_fold.check_model(model_dir)
         except ValueError as exc:
             raise typer.BadParameter(f"{oof}: {exc}") from None
         scores, dev_name = out_of_fold.pooled_with(scores, dev_name)

@@ -19,7 +19,8 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
-from deid_core.rules.clinical import ClinicalEvidence
+from deid_core.rules.clinical import ClinicalEvidence, ClinicalSpan
+from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
 from deid_core.rules.patterns import PatternDetector
@@ -139,6 +140,21 @@ def _is_word_ending(text: str, tok: Token) -> bool:
     if before in "'’":
         return True
     return tok.text in ("s", "S") and before == "(" and text[tok.end:tok.end + 1] == ")"
+
+
+#: analyte names that are also a word for the patient ("PT" is prothrombin time, "Pt in the 90s" a person)
+_PERSON_ANALYTES = frozenset({"pt", "pts"})
+
+
+def _measured_decade(text: str, start: int, spans: Sequence[ClinicalSpan]) -> bool:
+    """Is the decade at `start` ("in the 100s") the value of a measurement named before it ("HR in the
+    100s", "SBP in the 150s")? Not when the name is also a word for the patient ("Pt in the 90s")."""
+    for span in spans:
+        if span.kind == "analyte" and span.start < start < span.end:
+            head = text[span.start:start].split(None, 1)
+            if head and head[0].lower().rstrip(".:") not in _PERSON_ANALYTES:
+                return True
+    return False
 
 
 def _is_side(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int], unsafe: Sequence[bool]) -> bool:
@@ -265,8 +281,11 @@ class RuleDeidentifier:
         unsafe = [False] * n
         groups = [-1] * n
 
+        # clinical expressions are found first: a decade after "in the" that follows a measurement's
+        # name ("HR in the 100s") is its value, not an age
+        clinical_spans = self.clinical.find(text, tokens) if self.clinical is not None and n else []
         # 1) pattern detectors: tokens overlapping a match take its category
-        next_group = self._apply_patterns(text, tokens, labels, reasons, unsafe, groups) if n else 0
+        next_group = self._apply_patterns(text, tokens, labels, reasons, unsafe, groups, clinical_spans) if n else 0
         # 2) context detectors; adjacent hits of one detector form one group
         prev: tuple[int, str] | None = None
         for hit in sorted(self.context.find(text, tokens, flags), key=lambda h: h.token_index):
@@ -281,7 +300,7 @@ class RuleDeidentifier:
                 prev = (i, hit.detector)
         # 3) clinical values ("40 mg", "INR 2.3", "q6h"): safe with their own reason,
         #    never over a pattern or context match (those tokens are already unsafe)
-        clinical = self._clinical_tokens(text, tokens, unsafe) if self.clinical is not None and n else {}
+        clinical = self._clinical_tokens(tokens, unsafe, clinical_spans) if clinical_spans else {}
         # 4) dictionaries and token shape
         for i, tok in enumerate(tokens):
             if unsafe[i]:
@@ -326,13 +345,10 @@ class RuleDeidentifier:
     def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
         return [self.analyse(t) for t in texts]
 
-    def _clinical_tokens(self, text: str, tokens: Sequence[Token], unsafe: list[bool]) -> dict[int, str]:
+    @staticmethod
+    def _clinical_tokens(tokens: Sequence[Token], unsafe: list[bool], spans: Sequence[ClinicalSpan]) -> dict[int, str]:
         """Token index -> kind, for tokens lying wholly inside a clinical expression that no match touches."""
-        assert self.clinical is not None
-        spans = self.clinical.find(text, tokens)
         out: dict[int, str] = {}
-        if not spans:
-            return out
         starts = [t.start for t in tokens]
         for span in spans:
             first = k = bisect.bisect_left(starts, span.start)
@@ -365,9 +381,13 @@ class RuleDeidentifier:
         reasons: list[str],
         unsafe: list[bool],
         groups: list[int],
+        clinical_spans: Sequence[ClinicalSpan] = (),
     ) -> int:
         """Mark tokens under pattern matches; returns the last group id used."""
         matches = self.patterns.find(text)
+        if clinical_spans and any(m.detector == AGE_DECADE_MEASURE for m in matches):
+            matches = [m for m in matches if m.detector != AGE_DECADE_MEASURE
+                       or not _measured_decade(text, m.start, clinical_spans)]
         # tokens and matches are both sorted by start: one merge pass
         j = 0
         n = len(tokens)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,15 +40,39 @@ class OutOfFold:
     def pooled(self) -> TokenScores:
         return TokenScores.concatenate(self.folds)
 
-    def check_family(self, family: str) -> None:
-        """ValueError unless these are scores of a model of `family`: another model's P(safe) tunes nothing."""
+    def check_family(self, family: str, members: Sequence[tuple[str, float]] | None = None) -> None:
+        """ValueError unless these are scores of a model of `family`: another model's P(safe) tunes nothing.
+
+        An ensemble's scores tune only an ensemble of the same member families with the same
+        (normalised) weights, in the same order: `members` lists the model's (family, weight).
+        """
         if self.family != family:
             raise ValueError(f"these out-of-fold scores are a {self.family} model's, the model to tune is a "
                              f"{family} model: pool scores of its own family (jobs.oof_scores --family {family})")
+        if family == "ensemble":
+            mine = _normalised([(str(m["family"]), float(m["weight"])) for m in self.index.get("members", [])])
+            theirs = _normalised(list(members or []))
+            if [f for f, _ in mine] != [f for f, _ in theirs] or not all(
+                    abs(a - b) < 1e-9 for (_, a), (_, b) in zip(mine, theirs, strict=True)):
+                raise ValueError(f"these out-of-fold scores are of an ensemble of {mine}, the model to tune is "
+                                 f"an ensemble of {theirs}: make its own (jobs.oof_scores --family ensemble)")
+
+    def check_model(self, model_dir: Path) -> None:
+        """`check_family` for the model in `model_dir` (an ensemble: its members' families and weights too)."""
+        from deid_core.ensemble import member_families
+        from deid_core.models import read_manifest
+
+        family = read_manifest(model_dir).family
+        self.check_family(family, member_families(model_dir) if family == "ensemble" else None)
 
     def pooled_with(self, scores: TokenScores, name: str) -> tuple[TokenScores, str]:
         """A tuning set's scores with these appended, and the pooled set's name for the manifest."""
         return TokenScores.concatenate([scores, self.pooled]), f"{name}+{self.name}"
+
+
+def _normalised(members: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    total = sum(w for _, w in members) or 1.0
+    return [(f, w / total) for f, w in members]
 
 
 def file_sha256(path: Path) -> str:
@@ -76,12 +101,18 @@ def read_oof(folder: Path) -> OutOfFold:
 
 
 def write_index(folder: Path, *, setup: str, folds_total: int, fold_key: str, corpora: str,
-                entries: list[dict[str, Any]], family: str = "bilstm") -> None:
-    """Record the finished folds; the combined hash names the whole set in manifests."""
+                entries: list[dict[str, Any]], family: str = "bilstm",
+                members: list[dict[str, Any]] | None = None) -> None:
+    """Record the finished folds; the combined hash names the whole set in manifests.
+
+    `members`: an ensemble's member families, weights and the out-of-fold setups they came from.
+    """
     entries = sorted(entries, key=lambda e: e["fold"])
     h = hashlib.sha256()
     for e in entries:
         h.update(e["sha256"].encode())
-    index = {"setup": setup, "family": family, "folds_total": folds_total, "fold_key": fold_key,
-             "corpora": corpora, "sha256": h.hexdigest(), "folds": entries}
+    index: dict[str, Any] = {"setup": setup, "family": family, "folds_total": folds_total, "fold_key": fold_key,
+                             "corpora": corpora, "sha256": h.hexdigest(), "folds": entries}
+    if members is not None:
+        index["members"] = members
     (folder / OOF_INDEX).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

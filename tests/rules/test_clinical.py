@@ -308,3 +308,23 @@ def test_a_short_analyte_glued_to_a_number_is_a_code(evidence: ClinicalEvidence,
 ])
 def test_more_ways_to_give_an_analyte_its_value(evidence: ClinicalEvidence, text: str, value: str) -> None:
     assert any(value in t for t, kind in spans(evidence, text) if kind == "analyte")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("SBP in the 150s to 190s", "150s"), ("HR in the 100s overnight", "100s"), ("RR in the 20s", "20s"),
+    ("Glucose in the 200's", "200"),
+])
+def test_a_decade_after_a_measurement_is_its_value_not_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
+    # "in the 100s" after a vital sign is its range: shown, not read as an age over 89 and replaced
+    unsafe, reason = _verdict(rules, text)[value]
+    assert not unsafe and reason.startswith("clinical:")
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("A woman in her 90s fell", "90s"), ("Pt in the 90s, lives alone", "90s"), ("HR stable. He is in his 100s", "100s"),
+    ("a patient in the nineties", "nineties"), ("BP has been in the 90s", "90s"),
+])
+def test_a_decade_without_its_measurement_stays_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
+    # a person's decade, "Pt" (prothrombin time, or the patient), or no measurement linked before it
+    unsafe, reason = _verdict(rules, text)[value]
+    assert unsafe and reason == "pattern:AGE"

@@ -468,3 +468,14 @@ def test_adversarial_input_is_fast(alphabet: str) -> None:
     found = DETECTOR.find(text)
     assert time.perf_counter() - t0 < 2.0
     check_invariants(text, found)
+
+
+def test_a_decade_after_the_is_an_age_a_measurement_may_claim() -> None:
+    from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE, find_ages
+
+    # "in her 80s" is always an age; "in the 100s" is one unless a measurement precedes it
+    # (RuleDeidentifier decides); "in the 150s" is no one's age
+    assert [m.detector for m in find_ages("A woman in her 80s fell")] == ["age_decade"]
+    assert [m.detector for m in find_ages("HR in the 100s")] == [AGE_DECADE_MEASURE]
+    assert [m.detector for m in find_ages("in the nineties")] == [AGE_DECADE_MEASURE]
+    assert find_ages("SBP in the 150s to 190s") == []

@@ -80,10 +80,12 @@ _AGE_KEYWORD_RES: tuple[re.Pattern[str], ...] = (
 )
 # in his 80s, in her late 80s, in their eighties, in her 100s (a centenarian: over 89, PHI)
 _AGE_DECADE_RE = re.compile(
-    r"(?<![^\W\d_])(?:in|at)\s+(?:his|her|their|the|its)\s+(?:(?:early|mid|late)[\s-]*)?"
+    r"(?<![^\W\d_])(?:in|at)\s+(?P<det>his|her|their|the|its)\s+(?:(?:early|mid|late)[\s-]*)?"
     r"(?P<num>1?\d0['’]?s|teens|twenties|thirties|forties|fifties|sixties|seventies|eighties|nineties)(?![^\W\d_])",
     re.IGNORECASE,
 )
+#: the detector name of a decade after "in the"/"in its": an age unless a measurement is named before it
+AGE_DECADE_MEASURE = "age_decade_measure"
 _DECADE_GATES = ("0s", "0's", "0’s", "ties", "teens")
 # 67M, 67 F: the sex letter is a capital (case-sensitive); one regex per
 # letter, because a literal lets the engine skip ahead
@@ -150,7 +152,13 @@ def find_ages(text: str) -> list[PatternMatch]:
                 out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_keyword"))
     if any(g in low for g in _DECADE_GATES):
         for m in _AGE_DECADE_RE.finditer(text):
-            out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_decade"))
+            if m.group("det").lower() in ("his", "her", "their"):
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_decade"))
+            elif (_age_value(m.group("num")) or 0) <= 125:  # "twenties", "nineties": no value, kept
+                # "in the 80s" is as often a vital sign's range ("SBP in the 150s", "HR in the
+                # 100s") as an age: AGE_DECADE_MEASURE lets a measurement named before it win
+                # (RuleDeidentifier); "in the 150s" is nobody's age at all
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", AGE_DECADE_MEASURE))
     if "/" in text:
         for m in _AGE_HISTORY_RE.finditer(text):
             if 18 <= int(m.group("num")) <= 125 and not _preceded_by(text, m.start(), _COUNT_BEFORE_RE, 12):
