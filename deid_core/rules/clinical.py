@@ -138,7 +138,9 @@ _SCORE = re.compile(
 )
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
 _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
-         r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low)"
+         r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low"
+         # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
+         r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged)(?:\s+(?:at|in the|between))?)"
          r"\s+|\s+|(?=\s?[<>≤≥]))")
 #: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s")
 _SERIES_NUMBER = rf"(?:\d+0'?s|{_NUMBER}|\.\d+)"

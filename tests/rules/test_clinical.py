@@ -312,7 +312,7 @@ def test_more_ways_to_give_an_analyte_its_value(evidence: ClinicalEvidence, text
 
 @pytest.mark.parametrize(("text", "value"), [
     ("SBP in the 150s to 190s", "150s"), ("HR in the 100s overnight", "100s"), ("RR in the 20s", "20s"),
-    ("Glucose in the 200's", "200"),
+    ("Glucose in the 200's", "200"), ("BP has been in the 90s", "90s"),
 ])
 def test_a_decade_after_a_measurement_is_its_value_not_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
     # "in the 100s" after a vital sign is its range: shown, not read as an age over 89 and replaced
@@ -322,9 +322,22 @@ def test_a_decade_after_a_measurement_is_its_value_not_an_age(rules: RuleDeident
 
 @pytest.mark.parametrize(("text", "value"), [
     ("A woman in her 90s fell", "90s"), ("Pt in the 90s, lives alone", "90s"), ("HR stable. He is in his 100s", "100s"),
-    ("a patient in the nineties", "nineties"), ("BP has been in the 90s", "90s"),
+    ("a patient in the nineties", "nineties"), ("She has been in the 90s", "90s"),
 ])
 def test_a_decade_without_its_measurement_stays_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
     # a person's decade, "Pt" (prothrombin time, or the patient), or no measurement linked before it
     unsafe, reason = _verdict(rules, text)[value]
     assert unsafe and reason == "pattern:AGE"
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("K remained 3.2 today", ["3", "2"]), ("HR running 110-120", ["110", "120"]),
+    ("sats ranging 88-92%", ["88", "92"]), ("Na has been at 129", ["129"]),
+])
+def test_an_analyte_keeps_its_value_across_a_verb_of_duration(rules: RuleDeidentifier, text: str,
+                                                              values: list[str]) -> None:
+    v = _verdict(rules, text)
+    for value in values:
+        assert v[value] == (False, "clinical:analyte"), value
+    # a date after the same verbs is still a date, and a titled name is no analyte
+    assert _verdict(rules, "HR has been 3/4 since")["3"][0] is True
