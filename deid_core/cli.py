@@ -439,17 +439,17 @@ def build_ensemble(
 
     Tune its thresholds next: `deid tune-thresholds --model OUT --gold ...`.
     """
-    from deid_core.ensemble import write_ensemble
+    from deid_core.ensemble import parse_weighted, write_ensemble
 
     members: list[tuple[Path, float]] = []
     for m in member:
-        path, sep, weight = m.rpartition(":") if ":" in m and not Path(m).exists() else (m, "", "")
         try:
-            members.append((Path(path), float(weight) if sep else 1.0))
-        except ValueError:
-            raise CliError(f"--member {m!r}: the weight after ':' is not a number") from None
-        if not (Path(path) / "manifest.json").exists():
-            raise CliError(f"--member {path!r} holds no model manifest")
+            path, weight = parse_weighted(m)
+        except ValueError as exc:
+            raise CliError(f"--member {exc}") from None
+        if not (path / "manifest.json").exists():
+            raise CliError(f"--member {str(path)!r} holds no model manifest")
+        members.append((path, weight))
     man = write_ensemble(out, members)
     err.print(f"[green]ensemble {man.model_version}[/green] of {len(members)} models -> {escape(str(out))}; "
               f"no thresholds yet: run `deid tune-thresholds --model {escape(str(out))} --gold ...`")

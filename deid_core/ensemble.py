@@ -54,6 +54,20 @@ def member_dir(ensemble_dir: Path, member: Member) -> Path:
     return p if p.is_absolute() else (ensemble_dir / p).resolve()
 
 
+def parse_weighted(spec: str) -> tuple[Path, float]:
+    """"DIR" or "DIR:WEIGHT" -> (path, weight); a folder whose name holds ':' is taken whole when it exists.
+
+    ValueError when the part after the last ':' is not a number.
+    """
+    if ":" not in spec or Path(spec).exists():
+        return Path(spec), 1.0
+    path, _, weight = spec.rpartition(":")
+    try:
+        return Path(path), float(weight)
+    except ValueError:
+        raise ValueError(f"{spec!r}: the weight after ':' is not a number") from None
+
+
 def member_families(model_dir: Path) -> list[tuple[str, float]]:
     """(family, weight) of each member, in order: what an ensemble's out-of-fold scores must match."""
     from deid_core.models import read_manifest  # the family loader, which imports this module lazily

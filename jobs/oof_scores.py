@@ -41,6 +41,7 @@ from deid_core.corpus.document import Document
 from deid_core.corpus.jsonl import write_jsonl
 from deid_core.training.folds import DEFAULT_FOLD_KEY, split_folds
 from deid_core.training.out_of_fold import OOF_INDEX, OutOfFold, file_sha256, read_oof, write_index
+from deid_core.training.tuning import TokenScores
 
 app = typer.Typer(add_completion=False, help=__doc__)
 
@@ -79,6 +80,25 @@ def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | Non
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
 
+def _held_out(cfg: DeidConfig, folds: int, fold_key: str) -> tuple[dict[Path, list[Document]], dict[Path, list[list[Document]]]]:
+    """The training corpora, and each one's documents split into the patient folds."""
+    from jobs.train_model import read_corpus
+
+    corpora = {path: read_corpus(path) for path in cfg.deep.training.corpora}
+    return corpora, {path: split_folds(docs, folds, fold_key) for path, docs in corpora.items()}
+
+
+def _score_fold(cfg: DeidConfig, model_dir: Path, docs: list[Document], never: object, path: Path) -> TokenScores:
+    """Score the held-out documents with a fold's model and save them to `path`."""
+    from deid_core.detectors import Method, build_detector
+    from deid_core.training.scoring import collect_scores
+
+    det = build_detector(Method.deep, cfg, model_dir=model_dir)
+    scores = collect_scores(det.inner, docs, never)  # type: ignore[arg-type]
+    scores.save(path)
+    return scores
+
+
 def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str = DEFAULT_FOLD_KEY,
                        config_file: Path | None = None, max_epochs: int | None = None,
                        master: str = "local[*]", rescore: bool = False, family: str = "bilstm") -> OutOfFold:
@@ -87,23 +107,20 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
     `rescore`: keep the fold models and score their folds again (the rules changed, the models did
     not); refuses when a fold model of this setup is missing.
     """
-    from deid_core.detectors import Method, build_detector
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.training.scoring import collect_scores
-    from jobs.train_model import read_corpus, train_model
+    from jobs.train_model import train_model
 
     if folds < 2:
         raise typer.BadParameter("--folds must be at least 2")
     tcfg = cfg.deep.training
     if not tcfg.corpora:
         raise typer.BadParameter("deep.training.corpora is empty: nothing to split into folds")
-    corpora = {path: read_corpus(path) for path in tcfg.corpora}
+    corpora, held_out = _held_out(cfg, folds, fold_key)
     setup = _setup_key(cfg, folds, fold_key, max_epochs, family)
     out.mkdir(parents=True, exist_ok=True)
     index_path = out / OOF_INDEX
     previous = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
     done = {f["fold"]: f for f in previous.get("folds", [])} if previous.get("setup") == setup else {}
-    held_out = {path: split_folds(docs, folds, fold_key) for path, docs in corpora.items()}
     never = never_release_from(cfg)
     entries = []
     for k in range(folds):
@@ -114,9 +131,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
             if k not in done or not (fold_dir / "model" / "manifest.json").exists():
                 raise typer.BadParameter(f"no fold model {k} of this setup in {out}: run without --rescore first")
             t0 = time.perf_counter()
-            det = build_detector(Method.deep, cfg, model_dir=fold_dir / "model")
-            scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
-            scores.save(scores_path)
+            scores = _score_fold(cfg, fold_dir / "model", test_docs, never, scores_path)
             entries.append({**done[k], "sha256": file_sha256(scores_path), "tokens": len(scores),
                             "gold_phi": int(scores.gold_phi.sum()), "rescored": True})
             _record(out, setup, cfg, folds, fold_key, entries + [e for j, e in done.items() if j > k], family)
@@ -143,9 +158,7 @@ def out_of_fold_scores(cfg: DeidConfig, out: Path, *, folds: int, fold_key: str 
             dev_path=tcfg.dev, synthetic_docs=tcfg.synthetic_docs, max_epochs=max_epochs, master=master,
             tune_thresholds=False, family=family,
         )
-        det = build_detector(Method.deep, fold_cfg, model_dir=fold_dir / "model")
-        scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
-        scores.save(scores_path)
+        scores = _score_fold(fold_cfg, fold_dir / "model", test_docs, never, scores_path)
         entries.append({
             "fold": k, "scores": scores_path.name, "sha256": file_sha256(scores_path),
             "model_version": manifest.model_version, "documents": len(test_docs), "tokens": len(scores),
@@ -168,11 +181,8 @@ def ensemble_out_of_fold(cfg: DeidConfig, out: Path, members: list[tuple[Path, f
     its tokens, and the minimum of a mean is not the mean of the minima. The
     members' folders must come from the same folds of the same corpora.
     """
-    from deid_core.detectors import Method, build_detector
     from deid_core.ensemble import write_ensemble
     from deid_core.hybrid.combiner import never_release_from
-    from deid_core.training.scoring import collect_scores
-    from jobs.train_model import read_corpus
 
     if len(members) < 2:
         raise typer.BadParameter("an ensemble's out-of-fold scores need at least two --member-oof folders")
@@ -192,9 +202,7 @@ def ensemble_out_of_fold(cfg: DeidConfig, out: Path, members: list[tuple[Path, f
                 raise typer.BadParameter(f"{folder} was made with another {key} than {parts[0][0]}: "
                                          "the members' folds must be the same")
     folds, fold_key = int(first["folds_total"]), str(first["fold_key"])
-    tcfg = cfg.deep.training
-    corpora = {path: read_corpus(path) for path in tcfg.corpora}
-    held_out = {path: split_folds(docs, folds, fold_key) for path, docs in corpora.items()}
+    corpora, held_out = _held_out(cfg, folds, fold_key)
     never = never_release_from(cfg)
     spec = [{"family": oof.family, "weight": weight, "setup": oof.index["setup"], "sha256": oof.index["sha256"]}
             for _, weight, oof in parts]
@@ -216,10 +224,8 @@ def ensemble_out_of_fold(cfg: DeidConfig, out: Path, members: list[tuple[Path, f
             fold_models.append((model_dir, weight))
         ens_dir = out / f"fold-{k}" / "model"
         manifest = write_ensemble(ens_dir, fold_models)
-        det = build_detector(Method.deep, cfg, model_dir=ens_dir)
-        scores = collect_scores(det.inner, test_docs, never)  # type: ignore[arg-type]
         scores_path = out / f"fold-{k}.npz"
-        scores.save(scores_path)
+        scores = _score_fold(cfg, ens_dir, test_docs, never, scores_path)
         entries.append({"fold": k, "scores": scores_path.name, "sha256": file_sha256(scores_path),
                         "model_version": manifest.model_version, "documents": len(test_docs),
                         "tokens": len(scores), "gold_phi": int(scores.gold_phi.sum()),
@@ -235,17 +241,6 @@ def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, e
             family: str = "bilstm") -> None:
     write_index(out, setup=setup, folds_total=folds, fold_key=fold_key,
                 corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries, family=family)
-
-
-def _folder_and_weight(spec: str) -> tuple[Path, float]:
-    """DIR or DIR:WEIGHT (a folder whose name holds ':' is taken whole when it exists)."""
-    if Path(spec).exists() or ":" not in spec:
-        return Path(spec), 1.0
-    path, _, weight = spec.rpartition(":")
-    try:
-        return Path(path), float(weight)
-    except ValueError:
-        raise typer.BadParameter(f"--member-oof {spec!r}: the weight after ':' is not a number") from None
 
 
 @app.command()
@@ -271,7 +266,12 @@ def main(
     if family == "ensemble" or member_oof:
         if family != "ensemble":
             raise typer.BadParameter("--member-oof goes with --family ensemble")
-        members = [_folder_and_weight(m) for m in member_oof or []]
+        from deid_core.ensemble import parse_weighted
+
+        try:
+            members = [parse_weighted(m) for m in member_oof or []]
+        except ValueError as exc:
+            raise typer.BadParameter(f"--member-oof {exc}") from None
         oof = ensemble_out_of_fold(cfg, out, members)
         say(f"{oof.name}: {len(oof.pooled)} tokens, {time.perf_counter() - t0:.0f}s")
         return

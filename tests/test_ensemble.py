@@ -117,3 +117,15 @@ def test_cli_builds_tunes_and_detects_with_an_ensemble(monkeypatch, members, tmp
     assert "2014" not in lines[0]["text_deid"] and "aspirin" in lines[1]["text_deid"]
     assert run(monkeypatch, "build-ensemble", "--member", str(tmp_path / "nowhere"), "--out", str(tmp_path / "x")) == 2
     capsys.readouterr()
+
+
+def test_member_specs_name_a_folder_and_an_optional_weight(tmp_path: Path) -> None:
+    from deid_core.ensemble import parse_weighted
+
+    assert parse_weighted("models/crf") == (Path("models/crf"), 1.0)
+    assert parse_weighted("models/crf:0.5") == (Path("models/crf"), 0.5)
+    odd = tmp_path / "a:b"  # an existing folder whose name holds ':' is taken whole
+    odd.mkdir()
+    assert parse_weighted(str(odd)) == (odd, 1.0)
+    with pytest.raises(ValueError, match="not a number"):
+        parse_weighted("models/crf:heavy")
