@@ -158,12 +158,16 @@ class ArchitectureConfig(_Strict):
 
     `variant` picks post-space characters and extra features together as in
     the thesis's table 4.3; `rule_features` adds the rules' 15 features and
-    verdict to the extra features (only with variants c and d).
+    verdict to the extra features (only with variants c and d), and
+    `rule_categories` the verdict's threshold family (which pattern, which
+    safe reason; only with `rule_features`). A manifest written before the
+    switch existed reads it as off, so older models keep their layout.
     """
 
     head: Head = "softmax"
     variant: Literal["a", "b", "c", "d"] = "d"
     rule_features: bool = True
+    rule_categories: bool = False
     char_embedding_dim: int = Field(25, ge=1)
     char_lstm_units: int = Field(25, ge=1)
     token_embedding_dim: int = Field(100, ge=1)

@@ -276,7 +276,7 @@ def train_model(
     """Train one model of `family` on the corpora (+ configured extra documents), export it, tune its thresholds."""
     from deid_core.config import config_path
     from deid_core.deep.encoding import char_width
-    from deid_core.deep.features import feature_names
+    from deid_core.deep.features import arch_feature_names
     from deid_core.deep.vocabulary import Vocabulary
     from deid_core.dictionaries.artifact import DictionaryArtifact
     from jobs.spark_session import delta_session
@@ -360,7 +360,7 @@ def train_model(
         n_train = train_windows.count()
         dev_data = None
         width = char_width(arch)
-        n_feat = len(feature_names(extra=arch.extra_features, rules=arch.rule_features))
+        n_feat = len(arch_feature_names(arch))
         from deid_core.training.loop import arrays_to_inputs, fit, make_batch_transform
 
         if dev_docs:

@@ -15,7 +15,7 @@ import numpy as np
 
 from deid_core.config import ArchitectureConfig, SequenceConfig
 from deid_core.corpus.document import GoldSpan
-from deid_core.deep.features import extra_features, feature_names
+from deid_core.deep.features import arch_feature_names, extra_features
 from deid_core.deep.vocabulary import PAD_ID, Vocabulary
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.text.tokenize import POST_SPACE_CHARS, Token
@@ -62,7 +62,7 @@ class Encoder:
         self.class_index = {c: i for i, c in enumerate(self.classes)}
         self.salutations = salutations
         self.n_chars = char_width(arch)
-        self.feature_names = feature_names(extra=arch.extra_features, rules=arch.rule_features)
+        self.feature_names = arch_feature_names(arch)
         self._char_cache: dict[tuple[str, str], np.ndarray] = {}
 
     @property
@@ -88,7 +88,8 @@ class Encoder:
         for i, tok in enumerate(tokens):
             chars[i] = self.token_chars(tok)
         if self.arch.extra_features:
-            feats = extra_features(analysis, self.salutations, rules=self.arch.rule_features)
+            feats = extra_features(analysis, self.salutations, rules=self.arch.rule_features,
+                                   categories=self.arch.rule_categories)
         else:
             feats = np.zeros((n, 0), dtype=np.float32)
         return EncodedDoc(words, chars, feats, labels)

@@ -3,16 +3,21 @@
 Case shape and a preceding salutation are the thesis's additional inputs;
 with `rule_features` the rules' 15 features and their verdict (masked or
 not, and why) are appended, so the network learns where the dictionaries
-are wrong instead of re-learning what they already know.
+are wrong instead of re-learning what they already know. With
+`rule_categories` the verdict's threshold family joins them too (which
+pattern matched: a date, an age, a phone number, an ID; and why a safe token
+is safe): "a pattern matched" alone lets the network treat "placed 8/14"
+like an age under 90, which trains as safe.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from deid_core.config import DeidConfig, read_word_list
+from deid_core.config import ArchitectureConfig, DeidConfig, read_word_list
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.rules.features import FEATURE_NAMES
+from deid_core.thresholds import PATTERN_FAMILIES, reason_family
 
 CASE_FEATURES: tuple[str, ...] = ("case_lower", "case_upper", "case_title", "case_mixed", "case_no_letters")
 REASON_FEATURES: tuple[str, ...] = (
@@ -25,16 +30,30 @@ REASON_FEATURES: tuple[str, ...] = (
     "reason_unknown",
 )
 _REASON_INDEX = {name.removeprefix("reason_"): i for i, name in enumerate(REASON_FEATURES) if i}
+#: with `rule_categories`: the threshold family (`deid_core.thresholds.reason_family`) of a
+#: pattern-masked token and of a token the rules call safe for a reason of their own
+FAMILY_FEATURES: tuple[str, ...] = tuple(f"family_{f}" for f in (*PATTERN_FAMILIES, "medical", "drug", "clinical"))
+_FAMILY_INDEX = {name.removeprefix("family_"): i for i, name in enumerate(FAMILY_FEATURES)}
 
 
-def feature_names(*, extra: bool, rules: bool) -> tuple[str, ...]:
-    """The feature-vector layout for a configuration; stored in the manifest."""
+def feature_names(*, extra: bool, rules: bool, categories: bool = False) -> tuple[str, ...]:
+    """The feature-vector layout for a configuration; stored in the manifest.
+
+    `categories` adds `FAMILY_FEATURES` after the rules' verdict (only with `rules`).
+    """
     if not extra:
         return ()
     names = CASE_FEATURES + ("after_salutation",)
     if rules:
         names += tuple(f"rule_{n}" for n in FEATURE_NAMES) + REASON_FEATURES
+        if categories:
+            names += FAMILY_FEATURES
     return names
+
+
+def arch_feature_names(arch: ArchitectureConfig) -> tuple[str, ...]:
+    """`feature_names` of an architecture: the one place its three switches are read together."""
+    return feature_names(extra=arch.extra_features, rules=arch.rule_features, categories=arch.rule_categories)
 
 
 def load_salutations(cfg: DeidConfig) -> frozenset[str]:
@@ -55,10 +74,12 @@ def case_index(text: str) -> int:
     return 3
 
 
-def extra_features(analysis: RuleAnalysis, salutations: frozenset[str], *, rules: bool) -> np.ndarray:
-    """Float32 (n_tokens, n_features) in `feature_names(extra=True, rules=rules)` order."""
+def extra_features(
+    analysis: RuleAnalysis, salutations: frozenset[str], *, rules: bool, categories: bool = False
+) -> np.ndarray:
+    """Float32 (n_tokens, n_features) in `feature_names(extra=True, rules=rules, categories=categories)` order."""
     tokens = analysis.tokens
-    n_feat = len(feature_names(extra=True, rules=rules))
+    n_feat = len(feature_names(extra=True, rules=rules, categories=categories))
     out = np.zeros((len(tokens), n_feat), dtype=np.float32)
     if not tokens:
         return out
@@ -75,4 +96,10 @@ def extra_features(analysis: RuleAnalysis, salutations: frozenset[str], *, rules
             if analysis.unsafe[i]:
                 out[i, off] = 1.0
                 out[i, off + _REASON_INDEX[reason.split(":", 1)[0]]] = 1.0
+        if categories:
+            off += len(REASON_FEATURES)
+            for i, reason in enumerate(analysis.reasons):
+                k = _FAMILY_INDEX.get(reason_family(reason, analysis.unsafe[i]))
+                if k is not None:
+                    out[i, off + k] = 1.0
     return out

@@ -17,7 +17,7 @@ import numpy as np
 from deid_core.config import ArchitectureConfig, SequenceConfig
 from deid_core.corpus.document import Document
 from deid_core.deep.encoding import char_width, token_char_string, token_labels, window_bounds
-from deid_core.deep.features import extra_features, feature_names
+from deid_core.deep.features import arch_feature_names, extra_features
 from deid_core.deep.vocabulary import PAD_ID, Vocabulary, normalise_word
 from deid_core.hybrid.combiner import NeverRelease
 from deid_core.rules.deidentifier import RuleAnalysis, RuleDeidentifier
@@ -76,7 +76,7 @@ def token_table(
         gates[never.mask(analysis)] = GATE_NEVER
     tokens = analysis.tokens
     if arch.extra_features:
-        feats = extra_features(analysis, salutations, rules=arch.rule_features)
+        feats = extra_features(analysis, salutations, rules=arch.rule_features, categories=arch.rule_categories)
     else:
         feats = np.zeros((len(tokens), 0), dtype=np.float32)
     return {
@@ -102,7 +102,7 @@ def window_rows(
         return
     size = seq.window_tokens
     width = char_width(arch)
-    n_feat = len(feature_names(extra=arch.extra_features, rules=arch.rule_features))
+    n_feat = len(arch_feature_names(arch))
     words = np.fromiter((vocabulary.word_id(w) for w in row["words"]), dtype=np.int32, count=n)
     chars = np.zeros((n, width), dtype=np.int32)
     for i, s in enumerate(row["chars"]):

@@ -12,7 +12,7 @@ import keras
 from deid_core.config import ArchitectureConfig, SequenceConfig
 from deid_core.corpus.atomic import atomic_text_writer
 from deid_core.deep.encoding import char_width
-from deid_core.deep.features import feature_names
+from deid_core.deep.features import arch_feature_names
 from deid_core.deep.manifest import VOCABULARY_FILE, WEIGHTS_FILE, ModelManifest, file_sha256, model_version
 from deid_core.deep.model import Network, build_network
 from deid_core.deep.vocabulary import Vocabulary
@@ -39,7 +39,7 @@ def save_model(
         n_words=vocabulary.n_words,
         n_chars=vocabulary.n_chars,
         char_width=char_width(arch),
-        n_features=len(feature_names(extra=arch.extra_features, rules=arch.rule_features)),
+        n_features=len(arch_feature_names(arch)),
         n_classes=len(classes),
     )
     clean.tagger.set_weights(network.tagger.get_weights())
@@ -53,7 +53,7 @@ def save_model(
         architecture=arch,
         sequence=seq,
         classes=list(classes),
-        feature_names=list(feature_names(extra=arch.extra_features, rules=arch.rule_features)),
+        feature_names=list(arch_feature_names(arch)),
         char_width=char_width(arch),
         vocabulary_sha256=vocabulary.sha256,
         n_words=vocabulary.n_words,

@@ -12,7 +12,7 @@ from deid_core.training.export import save_model
 from deid_core.deep.model import build_network
 from deid_core.deep.vocabulary import Vocabulary
 from deid_core.deep.encoding import char_width
-from deid_core.deep.features import feature_names
+from deid_core.deep.features import arch_feature_names
 from deid_core.dictionaries.artifact import DictionaryArtifact
 
 TEXTS = [
@@ -38,7 +38,7 @@ def make_model_dir(cfg: DeidConfig, artifact: DictionaryArtifact, out: Path, **u
     seq = cfg.deep.sequence.model_copy(update={"window_tokens": 8, "overlap": 2})
     net = build_network(
         arch, n_words=vocab.n_words, n_chars=vocab.n_chars, char_width=char_width(arch),
-        n_features=len(feature_names(extra=arch.extra_features, rules=arch.rule_features)),
+        n_features=len(arch_feature_names(arch)),
         n_classes=len(cfg.deep.classes),
     )
     save_model(net, vocab, arch, seq, cfg.deep.classes, out,

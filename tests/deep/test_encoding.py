@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from deid_core.corpus.document import GoldSpan
 from deid_core.deep.encoding import Encoder, stitch, token_labels, window_bounds
-from deid_core.deep.features import CASE_FEATURES, case_index, feature_names
+from deid_core.deep.features import CASE_FEATURES, FAMILY_FEATURES, case_index, feature_names
 from deid_core.deep.vocabulary import PAD_ID, UNK_ID, Vocabulary, normalise_word
 from deid_core.rules.features import FEATURE_NAMES
 from deid_core.text.tokenize import tokenize
@@ -121,3 +121,31 @@ def test_feature_layout(cfg, rules) -> None:  # type: ignore[no-untyped-def]
     dr = doc.char_ids[2]
     assert dr[:4].tolist() == [vocab.char_id(c) for c in "Dr. "] and dr[4:].sum() == 0
     assert PAD_ID == 0
+
+
+def test_rule_categories_tell_a_date_from_an_age(cfg, rules) -> None:  # type: ignore[no-untyped-def]
+    """With `rule_categories`, a pattern's category and a safe token's reason join the verdict."""
+    plain = feature_names(extra=True, rules=True)
+    names = feature_names(extra=True, rules=True, categories=True)
+    assert names == plain + FAMILY_FEATURES
+    assert feature_names(extra=True, rules=False, categories=True) == feature_names(extra=True, rules=False)
+    vocab = Vocabulary.from_counts(Counter({"line": 2}), Counter("abcdefghijklmnopqrstuvwxyzA0123456789/ .,"), min_count=1,
+                                   max_size=50)
+    arch = cfg.deep.architecture.model_copy(update={"rule_categories": True})
+    enc = Encoder(vocab, arch, CLASSES, frozenset())
+    a = rules.analyse("A 45 yo with a line placed 8/14, aspirin 81 mg.")
+    doc = enc.encode(a)
+    assert doc.features.shape == (len(a.tokens), len(names))
+    texts = [t.text for t in a.tokens]
+    row = {t: doc.features[texts.index(t)] for t in ("45", "14", "81", "aspirin", "with")}
+    date, age, clinical, drug = (names.index(f"family_{f}") for f in ("pattern:DATE", "pattern:AGE", "clinical", "drug"))
+    assert row["14"][date] == 1.0 and row["14"][age] == 0.0
+    assert row["45"][age] == 1.0 and row["45"][date] == 0.0
+    # both are "a pattern matched" in the plain layout: only the category tells them apart
+    reason = names.index("reason_pattern")
+    assert row["14"][reason] == row["45"][reason] == 1.0
+    assert row["81"][clinical] == 1.0 and row["aspirin"][drug] == 1.0
+    assert row["with"][len(plain):].sum() == 0.0
+    # the plain layout is the old one, column for column
+    old = Encoder(vocab, cfg.deep.architecture, CLASSES, frozenset()).encode(a)
+    np.testing.assert_array_equal(doc.features[:, : len(plain)], old.features)
