@@ -76,6 +76,18 @@ def test_batched_inference_matches_direct_run(cfg, artifact, rules, tmp_path, he
         np.testing.assert_allclose(model.predict([a])[0], p, atol=1e-5)  # batch-composition invariant
 
 
+def test_a_model_with_rule_categories_round_trips(cfg, artifact, rules, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The switch travels in the manifest: the loaded model encodes with the layout it was built with."""
+    model_dir = make_model_dir(cfg, artifact, tmp_path / "cat", rule_categories=True)
+    model = DeepModel.load(model_dir, cfg)
+    assert model.manifest.architecture.rule_categories
+    a = rules.analyse(TEXTS[1])
+    p = model.predict([a])[0]
+    np.testing.assert_allclose(p, _direct(model, a), atol=1e-5)
+    plain = DeepModel.load(make_model_dir(cfg, artifact, tmp_path / "plain"), cfg)
+    assert not plain.manifest.architecture.rule_categories
+
+
 def test_load_refuses_mismatched_parts(cfg, tiny_model_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(ModelError):
         DeepModel.load(tmp_path / "nowhere", cfg)
