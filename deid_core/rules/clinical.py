@@ -136,8 +136,11 @@ _SCORE = re.compile(
     # "2 out of 10" reads as no date: a score wherever it stands
     r"|(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
+#: a word of steadiness that may precede the link ("BP stable in the 90s", "HR mostly in the 100s"):
+#: a short list rather than any word, so that not every number after a measurement's name passes
+_STEADY = r"(?:stable|steady|mostly|mainly|consistently|generally|still|persistently|usually)"
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
-_LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
+_LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:" + _STEADY + r"\s+)?(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
          r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low"
          # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
          r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged)(?:\s+(?:at|in the|between))?)"
