@@ -367,10 +367,17 @@ def train(run_id: RunIdOpt, config: ConfigOpt = None) -> None:
 
 
 def _model_thresholds(cfg: DeidConfig, manifest: ModelManifest) -> dict[str, Any]:
-    """The model's own tuned operating point; the config's when it has none."""
-    if manifest.thresholds is not None:
-        return {"low": manifest.thresholds.low, "high": manifest.thresholds.high, "source": "manifest"}
-    return {"low": cfg.deep.combiner.low, "high": cfg.deep.combiner.high, "source": "config"}
+    """The operating point the jobs would run the model at: its tuned pair and per-reason
+    thresholds where it has them (`deid_core.detectors.thresholds_for`), the config's otherwise.
+
+    The gate must judge a model where production uses it: the pair alone, without the
+    per-reason table, is another operating point with other recall and precision.
+    """
+    from deid_core.detectors import thresholds_for
+
+    t = thresholds_for(cfg, manifest.thresholds)
+    source = "manifest" if manifest.thresholds is not None and cfg.deep.combiner.prefer_manifest_thresholds else "config"
+    return {"low": t.low, "high": t.high, "by_reason": dict(sorted(t.by_reason.items())), "source": source}
 
 
 def _verified_sets(rc: RefreshConfig) -> list[dict[str, Any]]:
@@ -397,7 +404,8 @@ def evaluate_model(cfg: DeidConfig, model_dir: Path, thresholds: dict[str, Any],
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
     det = build_detector(Method.hybrid, cfg, art, model_dir=model_dir,
-                         thresholds=Thresholds(float(thresholds["low"]), float(thresholds["high"])))
+                         thresholds=Thresholds(float(thresholds["low"]), float(thresholds["high"]),
+                                               by_reason=thresholds.get("by_reason") or {}))
     out: dict[str, dict[str, Any]] = {}
     for name, docs in sets.items():
         failures_before = det.failures

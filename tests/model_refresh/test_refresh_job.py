@@ -10,9 +10,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner, Result
 
-from deid_core.config import ConfigError
+from deid_core.config import ConfigError, load_config
 from deid_core.corpus.jsonl import write_jsonl
 from deid_core.deep.manifest import ModelManifest, file_sha256
+from deid_core.detectors import thresholds_for
 from deid_core.model_refresh.config import REFRESH_CONFIG_ENV, load_refresh_config
 from deid_core.model_refresh.registry import current_model_dir
 from deid_core.synthetic import generate_narratives
@@ -244,8 +245,11 @@ def test_build_train_evaluate_promote_rollback(root: Path) -> None:
     ev = json.loads((work / "evaluation.json").read_text())
     assert ev["candidate"]["model_version"] == cand.model_version
     assert ev["current"]["model_version"] == baseline and ev["current"]["source"] == "fallback"
-    assert ev["candidate"]["thresholds"] == {"low": cand.thresholds.low, "high": cand.thresholds.high,
-                                             "source": "manifest"}
+    # the gate judges the operating point the jobs run: the tuned pair and its per-reason table
+    prod = thresholds_for(load_config(DEID_YAML), cand.thresholds)
+    assert cand.thresholds.by_reason and prod.by_reason
+    assert ev["candidate"]["thresholds"] == {"low": prod.low, "high": prod.high,
+                                             "by_reason": dict(sorted(prod.by_reason.items())), "source": "manifest"}
     for name in ("eval_a", "eval_b"):
         for side in ("candidate", "current"):
             res = ev["sets"][name][side]["result"]
