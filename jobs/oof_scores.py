@@ -239,8 +239,11 @@ def ensemble_out_of_fold(cfg: DeidConfig, out: Path, members: list[tuple[Path, f
 
 def _record(out: Path, setup: str, cfg: DeidConfig, folds: int, fold_key: str, entries: list[dict],
             family: str = "bilstm") -> None:
+    from deid_core.deep.features import arch_feature_names
+
     write_index(out, setup=setup, folds_total=folds, fold_key=fold_key,
-                corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries, family=family)
+                corpora="+".join(p.name for p in cfg.deep.training.corpora), entries=entries, family=family,
+                feature_names=arch_feature_names(cfg.deep.architecture) if family == "bilstm" else None)
 
 
 @app.command()

@@ -58,12 +58,34 @@ class OutOfFold:
                                  f"an ensemble of {theirs}: make its own (jobs.oof_scores --family ensemble)")
 
     def check_model(self, model_dir: Path) -> None:
-        """`check_family` for the model in `model_dir` (an ensemble: its members' families and weights too)."""
+        """`check_family` for the model in `model_dir` (an ensemble: its members' families and weights too),
+        and for a network `check_inputs` with its input layout."""
         from deid_core.ensemble import member_families
         from deid_core.models import read_manifest
 
-        family = read_manifest(model_dir).family
+        manifest = read_manifest(model_dir)
+        family = manifest.family
         self.check_family(family, member_families(model_dir) if family == "ensemble" else None)
+        if family == "bilstm":
+            self.check_inputs(list(getattr(manifest, "feature_names", [])))
+
+    def check_inputs(self, feature_names: Sequence[str]) -> None:
+        """ValueError unless the fold networks read the same per-token inputs as the model to tune.
+
+        A network that reads which pattern matched (`rule_categories`) scores other tokens high
+        than one that does not: the folds' scores would tune the wrong operating point. Folders
+        written before the layout was recorded are of networks without those inputs.
+        """
+        from deid_core.deep.features import FAMILY_FEATURES
+
+        recorded = self.index.get("feature_names")
+        if recorded is None:
+            if set(FAMILY_FEATURES) & set(feature_names):
+                raise ValueError("these out-of-fold scores are of networks without the rule-category inputs, "
+                                 "the model to tune reads them: make its own (jobs.oof_scores with its config)")
+        elif list(recorded) != list(feature_names):
+            raise ValueError("these out-of-fold scores are of networks with other per-token inputs than the "
+                             "model to tune: make its own (jobs.oof_scores with its config)")
 
     def pooled_with(self, scores: TokenScores, name: str) -> tuple[TokenScores, str]:
         """A tuning set's scores with these appended, and the pooled set's name for the manifest."""
@@ -102,10 +124,11 @@ def read_oof(folder: Path) -> OutOfFold:
 
 def write_index(folder: Path, *, setup: str, folds_total: int, fold_key: str, corpora: str,
                 entries: list[dict[str, Any]], family: str = "bilstm",
-                members: list[dict[str, Any]] | None = None) -> None:
+                members: list[dict[str, Any]] | None = None, feature_names: Sequence[str] | None = None) -> None:
     """Record the finished folds; the combined hash names the whole set in manifests.
 
     `members`: an ensemble's member families, weights and the out-of-fold setups they came from.
+    `feature_names`: the fold networks' per-token input layout (`OutOfFold.check_inputs`).
     """
     entries = sorted(entries, key=lambda e: e["fold"])
     h = hashlib.sha256()
@@ -115,4 +138,6 @@ def write_index(folder: Path, *, setup: str, folds_total: int, fold_key: str, co
                              "corpora": corpora, "sha256": h.hexdigest(), "folds": entries}
     if members is not None:
         index["members"] = members
+    if feature_names is not None:
+        index["feature_names"] = list(feature_names)
     (folder / OOF_INDEX).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

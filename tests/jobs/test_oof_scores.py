@@ -52,6 +52,13 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
     assert len(pooled) == sum(f["tokens"] for f in index["folds"]) > 0
     assert pooled.gold_phi.sum() == sum(f["gold_phi"] for f in index["folds"]) > 0
     assert np.all((pooled.p_safe >= 0) & (pooled.p_safe <= 1)) and pooled.families is not None
+    # the folds' input layout is recorded: they tune their own layout's network, not another's
+    from deid_core.deep.features import arch_feature_names
+
+    assert index["feature_names"] == list(arch_feature_names(small.deep.architecture))
+    oof.check_model(out / "fold-0" / "model")
+    with pytest.raises(ValueError, match="other per-token inputs"):
+        oof.check_inputs(list(arch_feature_names(small.deep.architecture.model_copy(update={"rule_categories": True}))))
     # the setup is what trains the folds, not where the checkout or the scratch folder is
     from jobs.oof_scores import _setup_key
 
