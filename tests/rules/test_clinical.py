@@ -343,3 +343,15 @@ def test_an_analyte_keeps_its_value_across_a_verb_of_duration(rules: RuleDeident
         assert v[value] == (False, "clinical:analyte"), value
     # a date after the same verbs is still a date, and a titled name is no analyte
     assert _verdict(rules, "HR has been 3/4 since")["3"][0] is True
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("CO 3.7, CI 2.42 this am", ["3", "42"]), ("PCWP 22, CVP 21", ["22", "21"]), ("ICP 12 with clear CSF", ["12"]),
+    ("metab: gluc 162 on admission", ["162"]), ("SvO2 64%", ["64"]), ("wedge 18", ["18"]),
+])
+def test_haemodynamic_and_neurological_values_are_kept(rules: RuleDeidentifier, text: str, values: list[str]) -> None:
+    v = _verdict(rules, text)
+    for value in values:
+        assert v[value] == (False, "clinical:analyte"), value
+    # a range that reads as a date ("ICP 6-7": June 7?) is still not trusted as a value
+    assert _verdict(rules, "ICP 6-7 with clear CSF")["6"][0] is True
