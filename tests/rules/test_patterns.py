@@ -336,6 +336,9 @@ CLINICAL = [
     "Vent AC 700x12x1, then 700X10.",
     "Drip at 100-200cc/hr, LAST ABG-119/36/7.47/27/2.",
     "On bi-pap 10/5 overnight, PSV 13/10 today.",
+    # a three-part setting with a two-digit last part, and half-strength saline
+    "PLACED ON CPAP/PS 16/5/40% TOLERATING WELL.", "presnt settings 12/5/40%. volumes ok",
+    "IVF D5 1/2 NS at 125/hr.",
     "POD 3 s/p CABG, day 12 s/p fall.",
     # an ordinal that counts the word after it
     "Received 2nd unit of PRBC; 3RD CDIFF CULTURE SENT; 1ST AV block.",
@@ -346,6 +349,13 @@ CLINICAL = [
 def test_clinical_values_are_not_matched(text: str) -> None:
     found = [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
     assert found == []
+
+
+@pytest.mark.parametrize(("text", "date"), [
+    ("seen 12/5/40 by", "12/5/40"), ("settings changed 12/5/2014", "12/5/2014"), ("admitted 3/4/19", "3/4/19"),
+])
+def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: str) -> None:
+    assert (date, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
 
 
 @pytest.mark.parametrize(("text", "day"), [

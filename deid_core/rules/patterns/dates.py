@@ -94,7 +94,8 @@ _VALUE_BEFORE_RE = re.compile(
 )
 _VALUE_AFTER_RE = re.compile(
     rf"{_UNIT_AHEAD}|\s*(?:strength|power|pain|score|scale|ratio|dilution|titer|titre|bilat\w*|"
-    r"murmur|systolic|diastolic|in\s+strength)\b",
+    # "1/2 NS": half-strength normal saline
+    r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline)\b",
     re.IGNORECASE,
 )
 # 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
@@ -185,8 +186,14 @@ def _numeric_dates(text: str) -> Iterator[PatternMatch]:
     """Fully numeric dates with a year; validated so that ratios and ranges drop out."""
     for m in _DATE_NUMERIC_RE.finditer(text):
         a, b, y = int(m.group("a")), int(m.group("b")), m.group("y")
-        if _day_month_ok(a, b) and (len(y) == 2 or 1800 <= int(y) <= 2099):
-            yield PatternMatch(m.start(), m.end(), "DATE", "date_numeric")
+        if not _day_month_ok(a, b) or not (len(y) == 2 or 1800 <= int(y) <= 2099):
+            continue
+        # a three-part series with a two-digit last part in a value's context is a setting,
+        # not a date: "CPAP/PS 16/5/40%", "settings 12/5/40%" (a four-digit year stays a date)
+        if len(y) == 2 and (_preceded_by(text, m.start(), _VALUE_BEFORE_RE)
+                            or _followed_by(text, m.end(), _VALUE_AFTER_RE)):
+            continue
+        yield PatternMatch(m.start(), m.end(), "DATE", "date_numeric")
     for m in _DATE_ISO_RE.finditer(text):
         if _year_ok(m.group("y")) and 1 <= int(m.group("m")) <= 12 and 1 <= int(m.group("d")) <= 31:
             yield PatternMatch(m.start(), m.end(), "DATE", "date_iso")
