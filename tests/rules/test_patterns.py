@@ -131,6 +131,9 @@ PHONES = [
     "FAX [[+44 (0)20 7946 0958]]",
     "Ph. [[410 555 9876]] mornings.",
     "Cell: [[0412 345 678]].",
+    # dotted groups of two and three digits stay phones (the one-digit-fraction rule spares them)
+    "Call [[1.800.555.1234]] today.",
+    "Tel. [[06.12.34.56.78]] (Paris).",
 ]
 
 EMAILS = [
@@ -372,6 +375,8 @@ def test_an_ordinal_that_may_be_a_day_stays_a_date(text: str, day: str) -> None:
 @pytest.mark.parametrize(
     "text",
     ["HR 56-71, RR 12-18, SBP 100-120", "WBC 11.2, PLT 250, Hct 35.2", "Rate 125 ml/hr for 24 hrs",
+     # a one-digit decimal fraction, a four-digit value beside a three-digit one
+     "ptt @ 2300 110.7. team", "HCT @ 2000-27.7 @ -0430 27.5.", "CO/CI 3.7/2.42/1081.", "CK'S 1719/182 MB",
      # a vital-sign table row after a clock time: the window must not start at its minutes
      "monitoring 11:00 89/56 66 14 Sitting/Chair"],
 )

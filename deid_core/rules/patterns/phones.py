@@ -78,6 +78,7 @@ _SSN_SHAPE_RE = re.compile(r"\d{3}-\d{2}-\d{4}")
 _DECIMAL_RE = re.compile(r"\d+[.,]\d+")
 _IPV4_SHAPE_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DIGITS_RE = re.compile(r"\d+")
+_ONE_DIGIT_FRACTION_RE = re.compile(r"\d\.\d(?!\d)")
 
 #: Most coarse windows handed to the matcher per `find` call; the regexes
 #: above still run past it, so this only bounds the cost of adversarial text.
@@ -89,8 +90,10 @@ def _clinical_number_series(main: str) -> bool:
     """True for digit groups that read as clinical values rather than a phone number.
 
     Rejects blood-pressure pairs (120/80 140/90), series of short values
-    (112 145 130, 94-96 97-99), pairs of clock times (0800 2130), decimals,
-    SSNs and IPv4 addresses. Numbers starting with "+", "0" or "(" carry
+    (112 145 130, 94-96 97-99), pairs of clock times (0800 2130), decimals
+    and series holding a one-digit decimal fraction (2300 110.7), a
+    four-digit value beside a three-digit one (1719/182), SSNs and IPv4
+    addresses. Numbers starting with "+", "0" or "(" carry
     trunk or international evidence and skip the value checks.
     """
     s = main.strip()
@@ -98,6 +101,13 @@ def _clinical_number_series(main: str) -> bool:
     if _SSN_SHAPE_RE.fullmatch(s) or _IPV4_SHAPE_RE.fullmatch(s) or _DECIMAL_RE.fullmatch(s):
         return True
     if len(groups) >= 2 and all(len(g) == 4 and int(g[:2]) < 24 and int(g[2:]) < 60 for g in groups):
+        return True
+    # a one-digit decimal fraction ("ptt 2300 110.7", "CO/CI 3.7/2.42/1081"): no numbering plan
+    # splits off a single digit after a dot
+    if _ONE_DIGIT_FRACTION_RE.search(s):
+        return True
+    # a four-digit value and a three-digit one ("CK 1719/182", "at 1515 373"): no phone grouping
+    if len(groups) == 2 and (len(groups[0]), len(groups[1])) == (4, 3) and not s.startswith(("+", "0", "(")):
         return True
     if s.startswith(("+", "0", "(")):
         return False
