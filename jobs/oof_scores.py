@@ -72,7 +72,10 @@ def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | Non
 
     training = {k: portable(getattr(d.training, k)) for k in type(d.training).model_fields
                 if k not in _NOT_SETUP}
-    parts = [training, d.architecture.model_dump(mode="json"), d.sequence.model_dump(mode="json"),
+    arch = d.architecture.model_dump(mode="json")
+    if not arch.get("rule_categories"):  # a switch added later: off, it keeps the keys of folds made before it
+        arch.pop("rule_categories", None)
+    parts = [training, arch, d.sequence.model_dump(mode="json"),
              d.vocabulary.model_dump(mode="json"), folds, fold_key, max_epochs]
     if family != "bilstm":  # the network's key stays what it was, so its existing folds are kept
         parts += [family, d.classic.model_dump(mode="json")]

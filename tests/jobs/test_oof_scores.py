@@ -71,6 +71,9 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
     retuned = small.model_copy(update={"deep": small.deep.model_copy(update={
         "training": small.deep.training.model_copy(update={"threshold_target_recall": 0.9, "tuning_oof": out})})})
     assert _setup_key(retuned, 2, r"^[^#]+", 1) == index["setup"]  # tuning settings train no fold model
+    categories = small.model_copy(update={"deep": small.deep.model_copy(update={
+        "architecture": small.deep.architecture.model_copy(update={"rule_categories": True})})})
+    assert _setup_key(categories, 2, r"^[^#]+", 1) != index["setup"]  # other inputs, other fold networks
     # a rerun with the same setup reuses the scores instead of training again
     mtime = (out / "fold-0.npz").stat().st_mtime_ns
     again = out_of_fold_scores(small, out, folds=2, fold_key=r"^[^#]+", max_epochs=1)
