@@ -40,8 +40,10 @@ import heapq
 import math
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 from urllib.parse import urlparse
 
 import typer
@@ -344,11 +346,8 @@ def main(
     missing_ok: bool = typer.Option(False, "--missing-ok",
                                     help="a missing input folder means nothing landed (a quiet night), not an error"),
 ) -> None:
-    from jobs.spark_session import session_or_exit
-
     if (input is None) == (table is None):
-        typer.echo("error: give exactly one of --input and --table", err=True)
-        raise typer.Exit(2)
+        _usage_error("give exactly one of --input and --table")
     if table is not None:
         source = TableSource(table, table_format_, xml_column, id_column, received_column)
         if missing_ok and "://" not in table and not Path(table).exists():
@@ -357,37 +356,41 @@ def main(
         try:
             table_format(source.path, source.format)
         except TableSourceError as exc:
-            typer.echo(f"error: {exc}", err=True)
-            raise typer.Exit(2) from None
-        spark = session_or_exit("deid-ingest-e2b", master=master)
-        t = Tables(tables.resolve())
-        with job_run(spark, t, job=JOB, mode="table") as log:
-            try:
-                stats = ingest_table(spark, source, t)
-            except TableSourceError as exc:
-                typer.echo(f"error: {exc}", err=True)
-                raise typer.Exit(2) from None
-            _log_stats(log, stats)
-            typer.echo(f"ingest: {stats.files} table rows, {stats.reports} report versions, "
-                       f"{stats.quarantined} quarantined, {stats.seconds:.1f}s -> {tables}")
+            _usage_error(str(exc))
+        _run(master, tables, "table", "table rows", lambda spark, t: ingest_table(spark, source, t))
         return
     if any(o is not None for o in (table_format_, id_column, received_column)) or xml_column != "xml":
-        typer.echo("error: --table-format, --xml-column, --id-column and --received-column need --table", err=True)
-        raise typer.Exit(2)
+        _usage_error("--table-format, --xml-column, --id-column and --received-column need --table")
     if missing_ok and not any(c in input for c in "*?[") and "://" not in input and not Path(input).exists():
         typer.echo(f"ingest: nothing landed ({input} does not exist)")
         return
     try:
         listed = list_landing(input)
     except LandingError as exc:
-        typer.echo(f"error: {exc}", err=True)
-        raise typer.Exit(2) from None
+        _usage_error(str(exc))
+    _run(master, tables, "batch", "files", lambda spark, t: ingest(spark, input, t, listed))
+
+
+def _usage_error(message: str) -> NoReturn:
+    """A refused invocation: one line on stderr, exit status 2, nothing written."""
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _run(master: str, tables: Path, mode: str, inputs: str,
+         step: Callable[[SparkSession, Tables], IngestStats]) -> None:
+    """One logged ingest run of either source: Spark session, run-log row, one-line summary."""
+    from jobs.spark_session import session_or_exit
+
     spark = session_or_exit("deid-ingest-e2b", master=master)
     t = Tables(tables.resolve())
-    with job_run(spark, t, job=JOB, mode="batch") as log:
-        stats = ingest(spark, input, t, listed)
+    with job_run(spark, t, job=JOB, mode=mode) as log:
+        try:
+            stats = step(spark, t)
+        except TableSourceError as exc:  # a table that turns out unreadable once Spark opens it
+            _usage_error(str(exc))
         _log_stats(log, stats)
-        typer.echo(f"ingest: {stats.files} files, {stats.reports} report versions, "
+        typer.echo(f"ingest: {stats.files} {inputs}, {stats.reports} report versions, "
                    f"{stats.quarantined} quarantined, {stats.seconds:.1f}s -> {tables}")
 
 
