@@ -271,7 +271,7 @@ def tune_thresholds(
     cv_folds: Annotated[int, typer.Option("--cv-folds", min=0, help="also print a cross-validated table of smoothing x target (0: no)")] = 0,
     fold_key: Annotated[str, typer.Option("--fold-key", help="regex whose first match in doc_id keeps documents together in CV (PhysioNet patients: '^[^-]+')")] = r"^[^#]+",
     oof: Annotated[Optional[Path], typer.Option("--oof", exists=True, file_okay=False, help="also pool out-of-fold scores of the training corpora (a folder written by `python -m jobs.oof_scores`)")] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory)")] = None,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="PNG path (default: in the model directory, unless --dry-run)")] = None,
     write: Annotated[bool, typer.Option("--write/--dry-run", help="store the chosen thresholds in the model manifest")] = True,
     config: ConfigOpt = None,
     dictionaries: DictOpt = None,
@@ -310,9 +310,11 @@ def tune_thresholds(
             raise CliError(str(exc)) from None
         oof_folds = out_of_fold.folds
         scores, name = out_of_fold.pooled_with(scores, name)
-    plot_path = plot or model_dir / f"precision_recall_{gold[0].stem}.png"
+    # a dry run leaves the model directory as it is: its plot belongs to the thresholds it stores
+    plot_path = plot or (model_dir / f"precision_recall_{gold[0].stem}.png" if write else None)
     best, result = tune(scores, target_recall, plot_path)
-    err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")
+    if plot_path is not None:
+        err.print(f"precision-recall plot (pair) -> {escape(str(plot_path))}")
     if by_reason:
         strength = cfg.deep.training.threshold_prior_strength if prior_strength is None else prior_strength
         if cv_folds > 1:

@@ -78,8 +78,13 @@ def test_tune_thresholds_dry_run_leaves_manifest(monkeypatch, tmp_path: Path, mo
     before = (model_dir / "manifest.json").read_bytes()
     src = write(tmp_path, [json.dumps({"doc_id": "g", "text": "Ann came", "spans": [
         {"start": 0, "end": 3, "label": "NAME"}]}).encode()])
+    listing = sorted(p.name for p in model_dir.iterdir())
     assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model_dir), "--dry-run",
                "--plot", str(tmp_path / "p.png")) == 0
+    assert (model_dir / "manifest.json").read_bytes() == before and (tmp_path / "p.png").is_file()
+    # without --plot a dry run draws nothing into the model directory either
+    assert run(monkeypatch, "tune-thresholds", "--gold", str(src), "--model", str(model_dir), "--dry-run") == 0
+    assert sorted(p.name for p in model_dir.iterdir()) == listing
     assert (model_dir / "manifest.json").read_bytes() == before
     shutil.rmtree(model_dir)
 
