@@ -106,11 +106,11 @@ def _clinical_number_series(main: str) -> bool:
     # splits off a single digit after a dot
     if _ONE_DIGIT_FRACTION_RE.search(s):
         return True
-    # a four-digit value and a three-digit one ("CK 1719/182", "at 1515 373"): no phone grouping
-    if len(groups) == 2 and (len(groups[0]), len(groups[1])) == (4, 3) and not s.startswith(("+", "0", "(")):
-        return True
     if s.startswith(("+", "0", "(")):
         return False
+    # a four-digit value and a three-digit one ("CK 1719/182", "at 1515 373"): no phone grouping
+    if len(groups) == 2 and (len(groups[0]), len(groups[1])) == (4, 3):
+        return True
     if _BP_SHAPE_RE.search(s):
         return True
     return all(len(g) <= 3 for g in groups)
