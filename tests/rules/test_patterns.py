@@ -345,6 +345,11 @@ CLINICAL = [
     "POD 3 s/p CABG, day 12 s/p fall.",
     # an ordinal that counts the word after it
     "Received 2nd unit of PRBC; 3RD CDIFF CULTURE SENT; 1ST AV block.",
+    # month/two-digit-year shapes in a value's context, angles and ranges with an apostrophe,
+    # counts beside a history event, durations after one
+    "PS 5/40 and CPAP 10/50.", "HOB 30'. RR 13-18' at rest.", "BC + staph aureus 4/4 bottles.",
+    "ac mode 700x10x.3/5 peep.", "CABG x3, stent 3.5, with 13 mm stent.", "had MI 10 years ago, CABG 12 days ago.",
+    "RUE4/5 strength.",
 ]
 
 
@@ -359,6 +364,29 @@ def test_clinical_values_are_not_matched(text: str) -> None:
 ])
 def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: str) -> None:
     assert (date, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
+
+
+@pytest.mark.parametrize(("text", "dates"), [
+    # month and a two-digit year that cannot be a day, as histories write them
+    ("PMH: CAD, AVR 8/88, echo 8/87 showed", ["8/88", "8/87"]),
+    ("s/p PTCA and stent to RCA 12/82. Reoccluded in 12/83", ["12/82", "12/83"]),
+    # a full stop or colon straight after a word; a date with a year running into the word before it
+    ("PRESENT HX:8/30 DECEASED", ["8/30"]), ("transferred to Quartermain.8/31. Readmitted", ["8/31"]),
+    ("am labs on10/14/82 to hct-30", ["10/14/82"]), ("s/p pelvic fx4/97, right arm fx 5/97", ["4/97", "5/97"]),
+    # the apostrophe after the year, or a letter straight before it
+    ("CVA 74'. CHOLECYSTECTOMY 77'.", ["74'", "77'"]), ("prostate CA'88, GERD", ["'88"]),
+    # a day range after a month's name
+    ("Jan 2-3 hospital admission; Jan 4-7 continued", ["Jan 2-3", "Jan 4-7"]),
+    # a bare two-digit year beside a history event
+    ("PMH: CABG 81, Redo CABG 84, MVR,MI 81,HTN", ["81", "84", "81"]),
+    ("PMHX CVA in 94 and 00 affected (R) side", ["94", "00"]),
+    ("Recently diagnosed NIDDM. 09 PTCA to LCX and ramus. 13 stent to LCX", ["09", "13"]),
+    # "x" as a times sign stands alone; a drug name ending in x does not make a value of the date
+    ("feels pt is dry from lasix 4/14.", ["4/14"]),
+])
+def test_history_and_run_in_dates(text: str, dates: list[str]) -> None:
+    found = [text[m.start : m.end] for m in DETECTOR.find(text) if m.category == "DATE"]
+    assert found == dates
 
 
 @pytest.mark.parametrize(("text", "day"), [

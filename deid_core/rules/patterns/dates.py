@@ -51,6 +51,8 @@ _DAY_AFTER_RE = re.compile(
     rf"[\s./-]{{0,3}}(?P<day>\d{{1,2}})(?i:st|nd|rd|th)?(?![^\W_])"
     rf"(?:(?:,\s*|,?[\s./-]{{1,3}})(?P<year>{_YEAR}){_NOT_UNIT})?"
 )
+_DAY_RANGE_AFTER_RE = re.compile(r"[ \t]?[-–][ \t]?(?P<day>\d{1,2})(?![\d:.,/])")
+_RANGE_BEFORE_RE = re.compile(r"\d[ \t]?[-–][ \t]?$")
 _YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}(?i:of\s+)?(?:{_YEAR4}|['’]\d{{2}})(?!\d){_NOT_UNIT}")
 _ANY_YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}{_YEAR}{_NOT_UNIT}")
 #: Month words that are also ordinary English: in lower case they count only
@@ -60,9 +62,15 @@ _AMBIGUOUS_MONTHS = frozenset({"may", "mar", "march"})
 #: March are left out because they are also common English words.
 _FULL_MONTH_NAMES = frozenset("january february april june july august september october november december".split())
 
+# Where a numeric date may start: not inside a number, a path or a clock time. A word's full stop
+# or colon may come straight before it ("HX:8/30", "Quartermain.8/31"); a date with a year may
+# also run into the word before it ("labs on10/14/82", "fx4/97"), a month/day may not ("RUE4/5").
+_AFTER_WORD_MARK = r"(?:(?<![\w.,/:])|(?<=[^\W\d_]{2}[.:]))"
+_AFTER_WORD = r"(?:(?<![\w.,/:])|(?<=[^\W\d_]{2}[.:]?))"
+
 # 1/8/14, 01/08/2014, 21.03.2020, 21.3.20, 9/30/20 (either day or month first)
 _DATE_NUMERIC_RE = re.compile(
-    r"(?<![\w.,/:])(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})(?!\d)(?![./-]\d)"
+    _AFTER_WORD + r"(?P<a>\d{1,2})(?P<sep>[./-])(?P<b>\d{1,2})(?P=sep)(?P<y>\d{4}|\d{2})(?!\d)(?![./-]\d)"
 )
 # 2014-01-12, 2014/01/12, 2014-01-12T08:30 (an attached ISO time is kept)
 _DATE_ISO_RE = re.compile(
@@ -71,6 +79,9 @@ _DATE_ISO_RE = re.compile(
 )
 # 03/2014, 3-2014
 _DATE_MONTH_YEAR_RE = re.compile(rf"(?<![\w.,/:])(?P<m>\d{{1,2}})[./-](?P<y>\d{{4}})(?!\d)(?![./-]\d){_NOT_UNIT}")
+# 8/87, 11/92: month and two-digit year (the second part cannot be a day), as histories write them
+# ("AVR 8/88", "PTCA 12/82"); in a value's context it is a value ("PS 5/40")
+_DATE_MONTH_SHORT_YEAR_RE = re.compile(_AFTER_WORD + r"(?P<m>\d{1,2})/(?P<y>\d{2})(?![\w/])(?![.,:]\d)")
 # 20140112: yyyymmdd only; other 8-digit runs are left to the ID detector
 _DATE_COMPACT_RE = re.compile(r"(?<![\w.,])\d{8}(?!\d)(?![.,]\d)")
 # "FU 7 10 2003": d m yyyy with single spaces (4-digit year only, to stay
@@ -82,20 +93,20 @@ _DATE_SPACED_RE = re.compile(r"(?<![\w.,/:-])(?P<a>\d{1,2})[ \t](?P<b>\d{1,2})[ 
 # and the context does not mark a value (a unit or "%" after it; "BP",
 # "strength", "x", ... before it). A false DATE on a value only changes the
 # placeholder of a number that is masked anyway; a missed date leaks.
-_DATE_MONTH_DAY_RE = re.compile(r"(?<![\w.,/:])(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/])(?![.,:]\d)")
+_DATE_MONTH_DAY_RE = re.compile(_AFTER_WORD_MARK + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/])(?![.,:]\d)")
 _VALUE_BEFORE_RE = re.compile(
     r"(?:\b(?:n?i?bp|b/p|abp|blood\s+pressure|pressures?|strength|power|motor|muscles?|scored?|"
     r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
     r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x|"
     # ventilator and non-invasive ventilation settings: "bipap 10/5", "PSV 13/10", "settings 15/5"
     r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|settings?|"
-    r"flow-?by)|[x×*=])\s*[:=]?\s*(?:of\s+)?$",
+    r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(
     rf"{_UNIT_AHEAD}|\s*(?:strength|power|pain|score|scale|ratio|dilution|titer|titre|bilat\w*|"
     # "1/2 NS": half-strength normal saline
-    r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline)\b",
+    r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline|peep|bottles?)\b",
     re.IGNORECASE,
 )
 # 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
@@ -107,8 +118,21 @@ _PERIOD_BEFORE_RE = re.compile(
     r"|(?:spring|summer|autumn|fall|winter)(?:\s+of)?\s+)$",
     re.IGNORECASE,
 )
-# '95, '50s: a two-digit year after an apostrophe
-_DATE_APOS_YEAR_RE = re.compile(rf"(?<![\w'’])['’]\d{{2}}s?(?![\w])(?![.,:]\d){_NOT_UNIT}")
+# '95, '50s, "CA'88": a two-digit year after an apostrophe (a letter may run into it, a digit may not)
+_DATE_APOS_YEAR_RE = re.compile(rf"(?<![\d'’])['’]\d{{2}}s?(?![\w])(?![.,:]\d){_NOT_UNIT}")
+# "CVA 74'.", "STOPPED SMOKING 62'": the apostrophe written after the year; not after a range or a
+# value's name ("HOB 30'" is an angle, "10-15'" a range)
+_DATE_YEAR_APOS_RE = re.compile(r"(?<![\w'’.,/:-])\d{2}['’](?![\w'’])")
+# "CABG 81", "MI 92", "CVA in 94 and 00", "09 PTCA to LCX", "'13 stent": a past history dates an
+# event with a bare two-digit year, next to the event's name and without a unit. The events are the
+# few procedures and diagnoses histories list this way (a count goes with "x": "CABG x3").
+_HISTORY_EVENT = r"(?:cabg|ptca|pci|stents?|n?stemi|nqwmi|[ai]?mi|cva|tia|avr|mvr|dvt)"
+_YY = r"(?<![\w.,/:'’-])(?P<y>\d{2})(?![\w'’/%-]|[.,:]\d)"
+_NOT_DURATION = r"(?![ \t]*(?i:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|d|hours?|hrs?|h)\b)"
+_EVENT_THEN_YEAR_RE = re.compile(rf"(?i)\b{_HISTORY_EVENT}[ \t]+(?:in[ \t]+)?{_YY}{_NOT_UNIT}{_NOT_DURATION}")
+_YEAR_THEN_EVENT_RE = re.compile(rf"(?i)(?:^|(?<=[\n;,(.]|[\n;,(.][ \t]|:[ \t]?)){_YY}[ \t]+{_HISTORY_EVENT}\b")
+_AND_YEAR_AFTER_RE = re.compile(rf"[ \t]*(?:and|&|,)[ \t]*{_YY}{_NOT_UNIT}{_NOT_DURATION}")
+
 # 29th, 11th, 3rd standing alone ("seen on the 29th"), unless a counted noun
 # follows ("3rd dose", "2nd-line").
 _DATE_ORDINAL_RE = re.compile(r"(?<![\w.,/])(?P<day>\d{1,2})(?i:st|nd|rd|th)(?![\w])")
@@ -166,6 +190,10 @@ def _text_dates(text: str) -> Iterator[PatternMatch]:
             day_after = None
         if day_after and (day_after.group("year") or not _followed_by(text, day_after.end("day"), _UNIT_AHEAD_RE)):
             yield PatternMatch(s, day_after.end(), "DATE", "date_text")
+            # "Jan 2-3", "Jan 4-7": a range of days continues the date
+            upto = _DAY_RANGE_AFTER_RE.match(text, day_after.end("day")) if not day_after.group("year") else None
+            if upto and int(upto.group("day")) <= 31 and not _followed_by(text, upto.end(), _UNIT_AHEAD_RE):
+                yield PatternMatch(s, upto.end(), "DATE", "date_text")
         year_after = _YEAR_AFTER_RE.match(text, e)
         if year_after:
             yield PatternMatch(s, year_after.end(), "DATE", "date_text")
@@ -209,7 +237,11 @@ def _numeric_dates(text: str) -> Iterator[PatternMatch]:
 
 
 def _month_day_dates(text: str) -> Iterator[PatternMatch]:
-    """Month/day without a year, unless the context marks it as a value (see the regex note)."""
+    """Month/day and month/two-digit year, unless the context marks a value (see the regex notes)."""
+    for m in _DATE_MONTH_SHORT_YEAR_RE.finditer(text):
+        if 1 <= int(m.group("m")) <= 12 and int(m.group("y")) >= 32 and not (
+                _preceded_by(text, m.start(), _VALUE_BEFORE_RE) or _followed_by(text, m.end(), _VALUE_AFTER_RE)):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_month_year")
     for m in _DATE_MONTH_DAY_RE.finditer(text):
         a, b = int(m.group("a")), int(m.group("b"))
         if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
@@ -243,7 +275,7 @@ def _counted_ordinal(text: str, start: int, end: int) -> bool:
 
 
 def _partial_dates(text: str) -> Iterator[PatternMatch]:
-    """Years (alone or after a period word), apostrophe years and ordinal days."""
+    """Years (alone, after a period word or beside a history event), apostrophe years and ordinal days."""
     for m in _DATE_YEAR_RE.finditer(text):
         if not _year_ok(m.group("y")) or _preceded_by(text, m.start(), _TIME_BEFORE_RE, 6):
             continue
@@ -253,6 +285,15 @@ def _partial_dates(text: str) -> Iterator[PatternMatch]:
             yield PatternMatch(period.start(), m.end(), "DATE", "date_period")
     for m in _DATE_APOS_YEAR_RE.finditer(text):
         yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
+    for m in _DATE_YEAR_APOS_RE.finditer(text):
+        if not _preceded_by(text, m.start(), _VALUE_BEFORE_RE) and not _preceded_by(text, m.start(), _RANGE_BEFORE_RE, 4):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
+    for regex in (_EVENT_THEN_YEAR_RE, _YEAR_THEN_EVENT_RE):
+        for m in regex.finditer(text):
+            yield PatternMatch(m.start("y"), m.end("y"), "DATE", "date_history")
+            more = _AND_YEAR_AFTER_RE.match(text, m.end("y"))
+            if more:
+                yield PatternMatch(more.start("y"), more.end("y"), "DATE", "date_history")
     for m in _DATE_ORDINAL_RE.finditer(text):
         if (1 <= int(m.group("day")) <= 31 and not _followed_by(text, m.end(), _ORDINAL_NOUN_AFTER_RE)
                 and not _counted_ordinal(text, m.start(), m.end())):
