@@ -350,6 +350,9 @@ CLINICAL = [
     "PS 5/40 and CPAP 10/50.", "HOB 30'. RR 13-18' at rest.", "BC + staph aureus 4/4 bottles.",
     "ac mode 700x10x.3/5 peep.", "CABG x3, stent 3.5, with 13 mm stent.", "had MI 10 years ago, CABG 12 days ago.",
     "RUE4/5 strength.",
+    # ventilator settings named by their mode or by weaning; scores out of ten in a sentence about pain
+    "ON 10/5 BIPAP 65%.", "EXTUBATED FROM 5/5 PSV/CPAP.", "Continued to wean down to 10/5.",
+    "describes pain as 5/10 with movement.", "rating 3/10. severe 10/10 angina.",
 ]
 
 
@@ -383,6 +386,8 @@ def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: st
     ("Recently diagnosed NIDDM. 09 PTCA to LCX and ramus. 13 stent to LCX", ["09", "13"]),
     # "x" as a times sign stands alone; a drug name ending in x does not make a value of the date
     ("feels pt is dry from lasix 4/14.", ["4/14"]),
+    # a date's preposition wins over a sentence about pain
+    ("pain since 3/10 when walking", ["3/10"]), ("admitted 3/10 with chest pain", ["3/10"]),
 ])
 def test_history_and_run_in_dates(text: str, dates: list[str]) -> None:
     found = [text[m.start : m.end] for m in DETECTOR.find(text) if m.category == "DATE"]

@@ -100,13 +100,19 @@ _VALUE_BEFORE_RE = re.compile(
     r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x|"
     # ventilator and non-invasive ventilation settings: "bipap 10/5", "PSV 13/10", "settings 15/5"
     r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|settings?|"
-    r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
+    r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed|rating|rates|"
+    # "wean down to 10/5": what is weaned is a setting or a dose, never a date
+    r"wean(?:ed|ing)?(?:\s+down)?\s+to)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(
     rf"{_UNIT_AHEAD}|\s*(?:strength|power|pain|score|scale|ratio|dilution|titer|titre|bilat\w*|"
     # "1/2 NS": half-strength normal saline
-    r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline|peep|bottles?)\b",
+    r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline|peep|bottles?|"
+    # "ON 10/5 BIPAP", "5/5 PSV/CPAP": a ventilator setting names its mode after it
+    r"bi-?pap|c-?pap|psv|ipap|epap|pressure\s+support|"
+    # "10/10 angina": a severity names what it rates
+    r"angina|headache|discomfort)\b",
     re.IGNORECASE,
 )
 # 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
@@ -236,6 +242,11 @@ def _numeric_dates(text: str) -> Iterator[PatternMatch]:
             yield PatternMatch(m.start(), m.end(), "DATE", "date_spaced")
 
 
+# "describes pain as 5/10 with movement": a score out of ten in a sentence about pain or a rating
+_SCORE_OUT_OF_TEN_BEFORE_RE = re.compile(
+    r"(?i)\b(?:pain|ache|aches|discomfort|angina|headache|rat(?:e|es|ed|ing)|scale|severity|intensity)\b[^.;\n]{0,30}$")
+
+
 def _month_day_dates(text: str) -> Iterator[PatternMatch]:
     """Month/day and month/two-digit year, unless the context marks a value (see the regex notes)."""
     for m in _DATE_MONTH_SHORT_YEAR_RE.finditer(text):
@@ -247,6 +258,10 @@ def _month_day_dates(text: str) -> Iterator[PatternMatch]:
         if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
             continue
         if _preceded_by(text, m.start(), _VALUE_BEFORE_RE) or _followed_by(text, m.end(), _VALUE_AFTER_RE):
+            continue
+        # ... unless a date's preposition comes straight before it ("pain since 3/10")
+        if (b == 10 and a <= 10 and _preceded_by(text, m.start(), _SCORE_OUT_OF_TEN_BEFORE_RE, 60)
+                and not _preceded_by(text, m.start(), _DATE_WORD_BEFORE_RE, 12)):
             continue
         yield PatternMatch(m.start(), m.end(), "DATE", "date_month_day")
 
