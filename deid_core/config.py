@@ -80,6 +80,8 @@ class ContextConfig(_Strict):
     name_sequences: bool = True
     institutions: bool = True
     addresses: bool = True
+    #: a name-list word after a kinship word ("son Don Reid"); needs `RulesConfig.kinship`
+    kin_names: bool = True
 
 
 class ScoreConfig(_Strict):
@@ -117,6 +119,8 @@ class RulesConfig(_Strict):
     street_suffixes: Path
     saint_prefixes: Path
     institution_prefixes: Path
+    #: kinship words ("son", "wife", "dtr") for the `kin_names` context detector; None: detector off
+    kinship: Path | None = None
     scores: ScoreConfig
     #: None: no clinical-value evidence (every number and unit letter masked, as before)
     clinical: ClinicalConfig | None = None

@@ -88,3 +88,29 @@ def test_institution_word_after_a_first_name_is_no_surname(rules: RuleDeidentifi
 def test_a_title_word_as_a_section_header_or_before_a_number_is_no_name(rules: RuleDeidentifier, text: str) -> None:
     # "SR" is sinus rhythm before its rate, "MS-" the mental-status header, "591 ms." a unit: no name follows
     assert "titled_name" not in hits(rules, text).values()
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("social: md will call son don reid regarding drains", {"don", "reid"}),
+        ("His wife Mary reported the rash.", {"Mary"}),
+        ("SPOKE WITH DAUGHTER, SUSAN, AT LENGTH", {"SUSAN"}),
+        # a list of relatives, or a word after the kinship word that no name list knows, is no name
+        ("Family: wife, son and brother in to visit.", set()),
+        ("son and husband visited; daughter called", set()),
+        ("wife will call back", set()),
+    ],
+)
+def test_names_after_a_kinship_word(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    found = {w for w, d in hits(rules, text).items() if d == "kin_name"}
+    assert found == names
+
+
+def test_kin_names_are_context_hits_that_only_add_masking(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("His wife Mary Smith called.")
+    by = {t.text: (a.unsafe[i], a.reasons[i], a.labels[i]) for i, t in enumerate(a.tokens)}
+    assert by["Mary"] == (True, "context:kin_name", "NAME")
+    # the surname is found by the first-name detector too: either context reason will do
+    assert by["Smith"][0] and by["Smith"][1].startswith("context:") and by["Smith"][2] == "NAME"
+    assert not by["wife"][0] and not by["called"][0]
