@@ -380,6 +380,7 @@ def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: st
     ("CVA 74'. CHOLECYSTECTOMY 77'.", ["74'", "77'"]), ("prostate CA'88, GERD", ["'88"]),
     # a day range after a month's name
     ("Jan 2-3 hospital admission; Jan 4-7 continued", ["Jan 2-3", "Jan 4-7"]),
+    ("Admitted Jan 2-3. Seen again Jan 4-7, better", ["Jan 2-3", "Jan 4-7"]),
     # a bare two-digit year beside a history event
     ("PMH: CABG 81, Redo CABG 84, MVR,MI 81,HTN", ["81", "84", "81"]),
     ("PMHX CVA in 94 and 00 affected (R) side", ["94", "00"]),

@@ -51,7 +51,7 @@ _DAY_AFTER_RE = re.compile(
     rf"[\s./-]{{0,3}}(?P<day>\d{{1,2}})(?i:st|nd|rd|th)?(?![^\W_])"
     rf"(?:(?:,\s*|,?[\s./-]{{1,3}})(?P<year>{_YEAR}){_NOT_UNIT})?"
 )
-_DAY_RANGE_AFTER_RE = re.compile(r"[ \t]?[-–][ \t]?(?P<day>\d{1,2})(?![\d:.,/])")
+_DAY_RANGE_AFTER_RE = re.compile(r"[ \t]?[-–][ \t]?(?P<day>\d{1,2})(?!\d|[:.,/]\d)")
 _RANGE_BEFORE_RE = re.compile(r"\d[ \t]?[-–][ \t]?$")
 _YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}(?i:of\s+)?(?:{_YEAR4}|['’]\d{{2}})(?!\d){_NOT_UNIT}")
 _ANY_YEAR_AFTER_RE = re.compile(rf"[\s.,/-]{{0,3}}{_YEAR}{_NOT_UNIT}")
