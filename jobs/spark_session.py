@@ -31,6 +31,8 @@ from jobs.workspace import IO_ENCRYPTION, RunWorkspace, WorkspaceError, java_tmp
 REPO = Path(__file__).resolve().parent.parent
 JARS_ENV = "DEID_JARS_DIR"
 _JAR_NAME = re.compile(r"^(.*)-\d+\.\d+\.\d+\.jar$")
+#: the JVM's log level once a session runs (see `delta_session`)
+SPARK_LOG_LEVEL = "WARN"
 
 
 class SparkSetupError(RuntimeError):
@@ -128,4 +130,8 @@ def delta_session(app_name: str, master: str = "local[*]", jars_dir: Path | None
         session.stop()
         raise SparkSetupError(f"local disk encryption is off: pass --conf {IO_ENCRYPTION}=true to spark-submit "
                               "(spilled shuffle blocks and broadcasts would hold text and the key in clear)")
+    # At INFO, Delta logs each snapshot whole, with every data file's column statistics: the
+    # minimum and maximum of text columns (de-identified text, surrogates, ids) would reach the
+    # job's log. Spark's own INFO lines carry no data but are noise; jobs log WARN and above.
+    session.sparkContext.setLogLevel(SPARK_LOG_LEVEL)
     return session

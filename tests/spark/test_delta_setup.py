@@ -39,3 +39,12 @@ def test_missing_jars_are_reported(tmp_path: Path) -> None:
 
     with pytest.raises(SparkSetupError, match="make jars"):
         delta_jars(tmp_path)
+
+
+def test_the_session_logs_no_table_contents(spark) -> None:  # type: ignore[no-untyped-def]
+    """At INFO, Delta logs each snapshot with its files' column statistics (the min and max of text
+    columns); a job's session logs WARN and above, so no table value reaches the job's log."""
+    log_manager = spark.sparkContext._jvm.org.apache.logging.log4j.LogManager
+    assert str(log_manager.getRootLogger().getLevel()) == "WARN"
+    for name in ("org.apache.spark.sql.delta.Snapshot", "org.apache.spark.sql.delta.DeltaLog"):
+        assert not log_manager.getLogger(name).isInfoEnabled(), name
