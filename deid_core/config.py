@@ -80,7 +80,7 @@ class ContextConfig(_Strict):
     name_sequences: bool = True
     institutions: bool = True
     addresses: bool = True
-    #: a name-list word after a kinship word ("son Don Reid"); needs `RulesConfig.kinship`
+    #: a name-list word after a kinship word ("son Tom Baker"); needs `RulesConfig.kinship`
     kin_names: bool = True
 
 

@@ -23,7 +23,7 @@ from deid_core.text.tokenize import Token, tokenize
 _NAME_JOINERS = frozenset(" \t.'-’")
 _MAX_JOIN_GAP = 3
 _LOOKBACK_WORDS = 3
-#: between a kinship word and the name: "son Don", "son, Don", "daughter (Ursla)", "wife: Mary"
+#: between a kinship word and the name: "son Don", "son, Don", "daughter (Maria)", "wife: Mary"
 _KIN_GAP = re.compile(r"[ \t]*[,:(-]?[ \t]*")
 
 
@@ -180,11 +180,11 @@ class ContextDetector:
                     hits.append(ContextHit(j, "NAME", "name_sequence"))
         return hits
 
-    # ---- "son Don Reid", "his wife Mary" ------------------------------------
+    # ---- "son Tom Baker", "his wife Mary" ------------------------------------
 
     def _kin_names(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
         """A name-list word right after a kinship word is a relative's name, and so is a word that
-        continues it (another name-list word or a word no safe list knows: "son don reid").
+        continues it (another name-list word or a word no safe list knows: "son tom baker").
 
         The name-list word alone would be masked anyway ("unsafe_list"); here it joins the context
         family, whose threshold is set by names the network recognises less readily. On PhysioNet

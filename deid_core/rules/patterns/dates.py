@@ -63,8 +63,8 @@ _AMBIGUOUS_MONTHS = frozenset({"may", "mar", "march"})
 _FULL_MONTH_NAMES = frozenset("january february april june july august september october november december".split())
 
 # Where a numeric date may start: not inside a number, a path or a clock time. A word's full stop
-# or colon may come straight before it ("HX:8/30", "Quartermain.8/31"); a date with a year may
-# also run into the word before it ("labs on10/14/82", "fx4/97"), a month/day may not ("RUE4/5").
+# or colon may come straight before it ("HX:7/29", "Westfield.7/28"); a date with a year may
+# also run into the word before it ("labs on11/12/84", "fx3/95"), a month/day may not ("RUE4/5").
 _AFTER_WORD_MARK = r"(?:(?<![\w.,/:])|(?<=[^\W\d_]{2}[.:]))"
 _AFTER_WORD = r"(?:(?<![\w.,/:])|(?<=[^\W\d_]{2}[.:]?))"
 
@@ -79,8 +79,8 @@ _DATE_ISO_RE = re.compile(
 )
 # 03/2014, 3-2014
 _DATE_MONTH_YEAR_RE = re.compile(rf"(?<![\w.,/:])(?P<m>\d{{1,2}})[./-](?P<y>\d{{4}})(?!\d)(?![./-]\d){_NOT_UNIT}")
-# 8/87, 11/92: month and two-digit year (the second part cannot be a day), as histories write them
-# ("AVR 8/88", "PTCA 12/82"); in a value's context it is a value ("PS 5/40")
+# 5/90, 11/92: month and two-digit year (the second part cannot be a day), as histories write them
+# ("AVR 6/91", "PTCA 11/85"); in a value's context it is a value ("PS 5/40")
 _DATE_MONTH_SHORT_YEAR_RE = re.compile(_AFTER_WORD + r"(?P<m>\d{1,2})/(?P<y>\d{2})(?![\w/])(?![.,:]\d)")
 # 20140112: yyyymmdd only; other 8-digit runs are left to the ID detector
 _DATE_COMPACT_RE = re.compile(r"(?<![\w.,])\d{8}(?!\d)(?![.,]\d)")
@@ -124,12 +124,12 @@ _PERIOD_BEFORE_RE = re.compile(
     r"|(?:spring|summer|autumn|fall|winter)(?:\s+of)?\s+)$",
     re.IGNORECASE,
 )
-# '95, '50s, "CA'88": a two-digit year after an apostrophe (a letter may run into it, a digit may not)
+# '95, '50s, "CA'91": a two-digit year after an apostrophe (a letter may run into it, a digit may not)
 _DATE_APOS_YEAR_RE = re.compile(rf"(?<![\d'’])['’]\d{{2}}s?(?![\w])(?![.,:]\d){_NOT_UNIT}")
-# "CVA 74'.", "STOPPED SMOKING 62'": the apostrophe written after the year; not after a range or a
+# "CVA 72'.", "STOPPED SMOKING 64'": the apostrophe written after the year; not after a range or a
 # value's name ("HOB 30'" is an angle, "10-15'" a range)
 _DATE_YEAR_APOS_RE = re.compile(r"(?<![\w'’.,/:-])\d{2}['’](?![\w'’])")
-# "CABG 81", "MI 92", "CVA in 94 and 00", "09 PTCA to LCX", "'13 stent": a past history dates an
+# "CABG 79", "MI 95", "CVA in 93 and 01", "07 PTCA to LAD", "'12 stent": a past history dates an
 # event with a bare two-digit year, next to the event's name and without a unit. The events are the
 # few procedures and diagnoses histories list this way (a count goes with "x": "CABG x3").
 _HISTORY_EVENT = r"(?:cabg|ptca|pci|stents?|n?stemi|nqwmi|[ai]?mi|cva|tia|avr|mvr|dvt)"
@@ -196,7 +196,7 @@ def _text_dates(text: str) -> Iterator[PatternMatch]:
             day_after = None
         if day_after and (day_after.group("year") or not _followed_by(text, day_after.end("day"), _UNIT_AHEAD_RE)):
             yield PatternMatch(s, day_after.end(), "DATE", "date_text")
-            # "Jan 2-3", "Jan 4-7": a range of days continues the date
+            # "Feb 3-4", "Feb 5-8": a range of days continues the date
             upto = _DAY_RANGE_AFTER_RE.match(text, day_after.end("day")) if not day_after.group("year") else None
             if upto and int(upto.group("day")) <= 31 and not _followed_by(text, upto.end(), _UNIT_AHEAD_RE):
                 yield PatternMatch(s, upto.end(), "DATE", "date_text")
