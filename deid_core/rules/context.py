@@ -201,8 +201,7 @@ class ContextDetector:
                 continue
             hits.append(ContextHit(j, "NAME", "kin_name"))
             k = j + 1
-            if (k < n and tokens[k].text.isalpha() and len(tokens[k].text) > 1
-                    and text[tokens[j].end:tokens[k].start] == " "
+            if (k < n and tokens[k].text.isalpha() and len(tokens[k].text) > 1 and _joined(tokens[j], tokens[k], text)
                     and (flags[k] & Bits.NAME or not flags[k] & Bits.SAFE)):
                 hits.append(ContextHit(k, "NAME", "kin_name"))
         return hits

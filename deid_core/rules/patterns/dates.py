@@ -216,6 +216,11 @@ def _text_dates(text: str) -> Iterator[PatternMatch]:
             yield PatternMatch(s, s + len(mon), "DATE", "date_month_name")
 
 
+def _in_value_context(text: str, start: int, end: int) -> bool:
+    """A value's name before the match ("BP", "PS", "wean to") or its unit or kind after it ("%", "BIPAP")."""
+    return bool(_preceded_by(text, start, _VALUE_BEFORE_RE)) or _followed_by(text, end, _VALUE_AFTER_RE)
+
+
 def _numeric_dates(text: str) -> Iterator[PatternMatch]:
     """Fully numeric dates with a year; validated so that ratios and ranges drop out."""
     for m in _DATE_NUMERIC_RE.finditer(text):
@@ -224,8 +229,7 @@ def _numeric_dates(text: str) -> Iterator[PatternMatch]:
             continue
         # a three-part series with a two-digit last part in a value's context is a setting,
         # not a date: "CPAP/PS 16/5/40%", "settings 12/5/40%" (a four-digit year stays a date)
-        if len(y) == 2 and (_preceded_by(text, m.start(), _VALUE_BEFORE_RE)
-                            or _followed_by(text, m.end(), _VALUE_AFTER_RE)):
+        if len(y) == 2 and _in_value_context(text, m.start(), m.end()):
             continue
         yield PatternMatch(m.start(), m.end(), "DATE", "date_numeric")
     for m in _DATE_ISO_RE.finditer(text):
@@ -250,14 +254,13 @@ _SCORE_OUT_OF_TEN_BEFORE_RE = re.compile(
 def _month_day_dates(text: str) -> Iterator[PatternMatch]:
     """Month/day and month/two-digit year, unless the context marks a value (see the regex notes)."""
     for m in _DATE_MONTH_SHORT_YEAR_RE.finditer(text):
-        if 1 <= int(m.group("m")) <= 12 and int(m.group("y")) >= 32 and not (
-                _preceded_by(text, m.start(), _VALUE_BEFORE_RE) or _followed_by(text, m.end(), _VALUE_AFTER_RE)):
+        if 1 <= int(m.group("m")) <= 12 and int(m.group("y")) >= 32 and not _in_value_context(text, m.start(), m.end()):
             yield PatternMatch(m.start(), m.end(), "DATE", "date_month_year")
     for m in _DATE_MONTH_DAY_RE.finditer(text):
         a, b = int(m.group("a")), int(m.group("b"))
         if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
             continue
-        if _preceded_by(text, m.start(), _VALUE_BEFORE_RE) or _followed_by(text, m.end(), _VALUE_AFTER_RE):
+        if _in_value_context(text, m.start(), m.end()):
             continue
         # ... unless a date's preposition comes straight before it ("pain since 3/10")
         if (b == 10 and a <= 10 and _preceded_by(text, m.start(), _SCORE_OUT_OF_TEN_BEFORE_RE, 60)
