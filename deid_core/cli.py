@@ -253,7 +253,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
             parts.append((s.gold_phi, s.families, s.never_release, s.p_safe))
     parts.extend((s.gold_phi, s.families, s.never_release, s.p_safe) for s in extra)
     strengths = sorted({0.0, 5.0, 20.0, 50.0, 200.0, strength})
-    targets = sorted({0.999, 0.998, 0.997, 0.995, 0.99, 0.98, target}, reverse=True)
+    targets = sorted({0.999, 0.998, 0.997, 0.996, 0.995, 0.99, 0.98, target}, reverse=True)
     t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
     for col in ("smoothing", "target", "CV recall", "CV precision", "PHI missed"):
         t.add_column(col, justify="right")

@@ -49,7 +49,7 @@ Kinds of evidence:
   (`rules.clinical.designations`); without it the "19" of every "COVID-19"
   is a masked number.
 * ``shorthand``: clinical shorthand written with a slash ("s/p", "c/o",
-  "w/", "d/t", "S/O:"), from a word list (`rules.clinical.shorthand`); its
+  "w/", "d/t", "S/O:", "A/P", "d/ced"), from a word list (`rules.clinical.shorthand`); its
   single letters are no initials. A slashed pair of letters not on the list
   ("J/S") is left to the inverse rule.
 
@@ -166,8 +166,9 @@ _BP_PAIR = re.compile(r"(?<![\w.,/-])(?P<sys>[7-9]\d|1\d\d|2[0-6]\d)\s?/\s?(?P<d
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TIMING, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
 )
-#: letters joined by slashes, as clinical shorthand is written ("s/p", "w/", "w/o", "n/v/d")
-_SLASHED = re.compile(r"(?<![^\W\d_]|/)[^\W\d_]{1,2}(?:/[^\W\d_]{1,2})*/(?:[^\W\d_]{1,2}(?![^\W\d_]|/)|(?![^\W\d_]|/))")
+#: letters joined by slashes, as clinical shorthand is written ("s/p", "w/", "w/o", "n/v/d"); the last
+#: part may be longer ("d/ced", "w/out"): only whole strings of the shorthand list count
+_SLASHED = re.compile(r"(?<![^\W\d_]|/)[^\W\d_]{1,2}(?:/[^\W\d_]{1,2})*/(?:[^\W\d_]{1,4}(?![^\W\d_]|/)|(?![^\W\d_]|/))")
 #: a ZIP code's shape: never a lab value after a word that is also a US state code ("CA 90210")
 _ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 

@@ -89,12 +89,22 @@ def test_a_score_shape_without_its_word_may_be_a_date(rules: RuleDeidentifier) -
 @pytest.mark.parametrize(("text", "letters"), [
     ("S/O: remains intubated", ["S", "O"]), ("spoke w/ MD", ["w"]), ("d/t allergies", ["d", "t"]),
     ("98 s/p hip fx", ["s", "p"]), ("CONTINUES TO C/O PAIN", ["C", "O"]),
+    # care-plan headers, oxygen and ventilation, site checks, and a longer last part
+    ("A/P: continue plan", ["A", "P"]), ("on 2L n/c, vent on A/C", ["n", "c", "A", "C"]),
+    ("line site d/i, B/P stable", ["d", "i", "B", "P"]), ("heparin d/ced today", ["d"]),
+    ("tolerated w/out difficulty", ["w"]), ("no s/sx of bleeding", ["s"]),
 ])
 def test_slashed_shorthand_letters_are_no_initials(rules: RuleDeidentifier, text: str, letters: list[str]) -> None:
     a = rules.analyse(text)
     for i, t in enumerate(a.tokens):
         if t.text in letters:
             assert (a.unsafe[i], a.reasons[i]) == (False, "clinical:shorthand"), t.text
+
+
+def test_a_longer_slashed_part_needs_the_whole_string_on_the_list(rules: RuleDeidentifier) -> None:
+    # "J/Lee" and "K/Dan" are no shorthand: only listed strings count, so their letters stay masked
+    a = rules.analyse("seen by J/Lee and K/Dan")
+    assert all(u for t, u in zip(a.tokens, a.unsafe, strict=True) if t.text in ("J", "K"))
 
 
 def test_slashed_initials_and_possessive_names(rules: RuleDeidentifier) -> None:

@@ -67,6 +67,12 @@ def test_single_letters_are_initials_except_the_article(rules: RuleDeidentifier)
 @pytest.mark.parametrize(("text", "letters"), [
     ("O: 58 YEAR OLD FEMALE", ["O"]), ("Plan. P: continue", ["P"]), ("I&O even, A&O x3", ["I", "O", "A", "O"]),
     ("A-line placed, T-cell count", ["A", "T"]), ("K+ 3.5 and Mg+ given", ["K"]),
+    # a SOAP header with a hyphen at a line's start; sides compared; "A & O" with spaces
+    ("S- resting quietly\nO- afebrile", ["S", "O"]), ('S-"help me out of here"', ["S"]),
+    ("breath sounds R>L, weakness L TO R", ["R", "L", "L", "R"]), ("pt A & O x3, I & O even", ["A", "O", "I", "O"]),
+    # potassium beside another electrolyte or before its repletion; "w" for "with" before its word
+    ("REPLACE K & CA", ["K"]), ("given Mg, Ca and K", ["K"]), ("monitor K level", ["K"]), ("k repletion", ["k"]),
+    ("RETURNED W IABP", ["W"]), ("pt w/crackles", ["w"]), ("PT W/ACUTE MI", ["W"]),
 ])
 def test_letters_of_clinical_notation_are_no_initials(rules: RuleDeidentifier, text: str, letters: list[str]) -> None:
     a = rules.analyse(text)
@@ -80,6 +86,9 @@ def test_letters_of_clinical_notation_are_no_initials(rules: RuleDeidentifier, t
     # hyphenated patient initials, a letter before a name, an initial before a conjunction
     ("PT J-G 83 M. STARTED", "J"), ("PT J-G 83 M. STARTED", "G"), ("The patient, B-R, was treated", "B"),
     ("seen by J-Smith", "J"), ("Saunders A and colleagues", "A"), ("the A Neuro Group", "A"), ("R Foley placed", "R"),
+    # a hyphen after a letter mid-line, "w" before a name, "K" before a name or with a full stop
+    ("seen by S- Lee", "S"), ("spoke W Baker", "W"), ("PER K. ABRAMS", "K"), ("per K Smith", "K"),
+    ("per W. Jones re: meds", "W"), ("J & O called", "J"),
 ])
 def test_initials_stay_unsafe(rules: RuleDeidentifier, text: str, letter: str) -> None:
     a = rules.analyse(text)
