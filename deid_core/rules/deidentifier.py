@@ -185,8 +185,9 @@ _SPACED_PAIR = re.compile(r"(?<![^\W\d_])(?:A &|a &|I &|i &) [Oo](?![^\W\d_])")
 #: "K" for potassium: beside another electrolyte ("K & Ca", "Mg, Ca and K") or before its replacement or
 #: level ("K repletion", "monitor K level")
 _ELECTROLYTES = r"(?:mg|ca|phos|po4|na|magnesium|calcium|lytes|electrolytes)"
-_POTASSIUM_BEFORE = re.compile(r"[Kk](?:[ ,&/]*(?:and +)?" + _ELECTROLYTES + r"(?![^\W\d_])| +(?:repl|level|rider|supplement|protocol|scale))",
-                               re.IGNORECASE)
+_POTASSIUM_BEFORE = re.compile(
+    r"[Kk](?:[ ,&/]*(?:and +)?" + _ELECTROLYTES + r"(?![^\W\d_])| +(?:repl|level|rider|supplement|protocol|scale))",
+    re.IGNORECASE)
 _POTASSIUM_AFTER = re.compile(r"(?<![^\W\d_])" + _ELECTROLYTES + r"[ ,&/]*(?:and +)?[Kk](?![^\W\d_])", re.IGNORECASE)
 
 
@@ -196,6 +197,15 @@ def _within(pattern: re.Pattern[str], text: str, tok: Token, reach: int = 5) -> 
         if m.start() <= tok.start and tok.end <= m.end():
             return True
     return False
+
+
+def _common_word_follows(tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
+    """Is the token after `i`, one character on ("w/crackles", "A-line", "W IABP"), a common or medical word
+    of two letters or more that no name or place list has?"""
+    if i + 1 >= len(tokens) or tokens[i + 1].start != tokens[i].end + 1:
+        return False
+    word, f = tokens[i + 1], flags[i + 1]
+    return len(word.text) > 1 and word.text.isalpha() and bool(f & _SAFE) and not f & _UNSAFE
 
 
 def _at_line_start(text: str, start: int) -> bool:
@@ -211,9 +221,10 @@ def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Seque
     term ("A-line", "T-cell").
 
     On PhysioNet train + dev and the annotated VAERS dev part about 1,700 single letters stood so before
-    the forms after "K+" were added, and about 500 more since (none is PHI); initials stand before a full stop or a space ("S. Dominico", "J Smith"), and synthetic
-    ICSR narratives write them hyphenated ("PT J-G"), which this rule leaves alone. The token is then judged
-    as a safe word (the network may still mask it), not by the near-certain bar of a lone letter.
+    the forms after "K+" were added, and about 500 more since; none is PHI. Initials stand before a full
+    stop or a space ("S. Dominico", "J Smith"), and synthetic ICSR narratives write them hyphenated
+    ("PT J-G"), which this rule leaves alone. The token is then judged as a safe word (the network may
+    still mask it), not by the near-certain bar of a lone letter.
     An "&" between longer parts ("AT&T", "B&SR") names an organisation and stays unsafe; hyphenated
     initials ("PT J-G", "B-R") and a letter before a name ("J-Smith") are no term: the word after the
     hyphen must be a common or medical word of two letters or more.
@@ -229,24 +240,14 @@ def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Seque
         return True
     if tok.lower == "k" and (_POTASSIUM_BEFORE.match(text, tok.start) or _within(_POTASSIUM_AFTER, text, tok, 16)):
         return True
-    if tok.lower == "w" and nxt == " " and i + 1 < len(tokens) and tokens[i + 1].start == tok.end + 1:
-        # "w" for "with" before the word it governs ("W IABP", "w pressors"); an initial stands before a
-        # name, which a name or place list has ("W Marotta"), or before a full stop ("W. Smith")
-        word, f = tokens[i + 1], flags[i + 1]
-        return len(word.text) > 1 and word.text.isalpha() and bool(f & _SAFE) and not f & _UNSAFE
-    if nxt == "/" and tok.lower == "w":
-        # "w/" run into the word it governs ("w/crackles", "W/ACUTE"): the shorthand list only knows "w/"
-        # standing alone; the word must be a common or medical one, never on a name or place list
-        if i + 1 >= len(tokens) or tokens[i + 1].start != tok.end + 1:
-            return False
-        word, f = tokens[i + 1], flags[i + 1]
-        return len(word.text) > 1 and word.text.isalpha() and bool(f & _SAFE) and not f & _UNSAFE
+    if tok.lower == "w" and nxt in (" ", "/"):
+        # "w" for "with" before the word it governs ("W IABP", "w/crackles"; the shorthand list only knows
+        # "w/" standing alone); an initial stands before a name, which a name or place list has ("W
+        # Marotta"), or before a full stop ("W. Smith")
+        return _common_word_follows(tokens, i, flags)
     if nxt == "-":
-        # the tokenizer drops the hyphen: the next token must start right after it
-        if i + 1 >= len(tokens) or tokens[i + 1].start != tok.end + 1:
-            return False
-        word, f = tokens[i + 1], flags[i + 1]
-        return len(word.text) > 1 and word.text.isalpha() and bool(f & _SAFE) and not f & _UNSAFE
+        # the tokenizer drops the hyphen
+        return _common_word_follows(tokens, i, flags)
     if nxt == "&":
         return _LETTER_PAIR.match(text, tok.start) is not None
     if prev == "&":
