@@ -243,7 +243,7 @@ def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Seque
     if tok.lower == "w" and nxt in (" ", "/"):
         # "w" for "with" before the word it governs ("W IABP", "w/crackles"; the shorthand list only knows
         # "w/" standing alone); an initial stands before a name, which a name or place list has ("W
-        # Marotta"), or before a full stop ("W. Smith")
+        # Baker"), or before a full stop ("W. Smith")
         return _common_word_follows(tokens, i, flags)
     if nxt == "-":
         # the tokenizer drops the hyphen
