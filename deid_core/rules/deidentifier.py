@@ -384,8 +384,8 @@ class RuleDeidentifier:
             elif f & Bits.MEDICAL and not f & _STOPWORD:
                 # safe because a medical or MedDRA list (or a drug name's word bag) knows it
                 reasons[i] = "medical"
-        # 5) an initial before a masked capitalised word belongs to it ("W. Marotta",
-        #    "Edward C. Jones", "U Maryland"): grouped, both are released together or not at all
+        # 5) an initial before a masked capitalised word belongs to it ("W. Halverson",
+        #    "Martha C. Lindqvist", "U Nebraska"): grouped, both are released together or not at all
         if n:
             next_group = _group_initials(text, tokens, unsafe, reasons, groups, next_group)
         table = self._scores

@@ -7,13 +7,13 @@ from random import Random
 from deid_core.corpus.document import Document, GoldSpan, KeepSpan
 from deid_core.training.augment import surrogate_copies, surrogate_for, swap_surrogates
 
-TEXT = "SEEN BY DR. MAROTTA ON 10/14/87 AT QUARTERMAIN. marotta aware. Call 410-555-1234. Age 92. INR 2.3"
+TEXT = "SEEN BY DR. HALVERSON ON 10/14/87 AT WESTBROOK. halverson aware. Call 410-555-1234. Age 92. INR 2.3"
 
 
 def _doc() -> Document:
     spans = []
-    for value, label in (("MAROTTA", "NAME"), ("10/14/87", "DATE"), ("QUARTERMAIN", "LOCATION"),
-                         ("marotta", "NAME"), ("410-555-1234", "PHONE"), ("92", "AGE")):
+    for value, label in (("HALVERSON", "NAME"), ("10/14/87", "DATE"), ("WESTBROOK", "LOCATION"),
+                         ("halverson", "NAME"), ("410-555-1234", "PHONE"), ("92", "AGE")):
         s = TEXT.index(value)
         spans.append(GoldSpan(s, s + len(value), label))
     k = TEXT.index("INR 2.3")
