@@ -180,10 +180,11 @@ _SOAP_HEADER = re.compile(r"[SOAPIEsoapie]-(?=[ \t\"'\n]|$)")
 #: sides compared ("R>L", "L = R", "R TO L", "r->l"): both letters are sides
 _SIDES = re.compile(r"(?<![^\W\d_])[RLrl] ?(?:>|<|=|->|to|TO) ?[RLrl](?![^\W\d_])")
 #: "A & O" (alert and oriented) and "I & O" (intake and output) written with spaces
-_SPACED_PAIR = re.compile(r"(?<![^\W\d_])(?:A &|a &|I &|i &) [Oo](?![^\W\d_])")
+_SPACED_PAIR = re.compile(r"(?<![^\W\d_])[AaIi] & [Oo](?![^\W\d_])")
 
 #: "K" for potassium: beside another electrolyte ("K & Ca", "Mg, Ca and K") or before its replacement or
-#: level ("K repletion", "monitor K level")
+#: level ("K repletion", "monitor K level"). Not the analyte list of `rules.clinical`: it also has "PT"
+#: and "HR", and "per PT K. Smith" must keep its initial masked.
 _ELECTROLYTES = r"(?:mg|ca|phos|po4|na|magnesium|calcium|lytes|electrolytes)"
 _POTASSIUM_BEFORE = re.compile(
     r"[Kk](?:[ ,&/]*(?:and +)?" + _ELECTROLYTES + r"(?![^\W\d_])| +(?:repl|level|rider|supplement|protocol|scale))",
@@ -236,7 +237,8 @@ def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Seque
         return True
     if _SOAP_HEADER.match(text, tok.start) and _at_line_start(text, tok.start):
         return True
-    if _within(_SIDES, text, tok) or _within(_SPACED_PAIR, text, tok):
+    letter = tok.text
+    if (letter in "RLrl" and _within(_SIDES, text, tok)) or (letter in "AaIiOo" and _within(_SPACED_PAIR, text, tok)):
         return True
     if tok.lower == "k" and (_POTASSIUM_BEFORE.match(text, tok.start) or _within(_POTASSIUM_AFTER, text, tok, 16)):
         return True

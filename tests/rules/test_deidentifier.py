@@ -88,7 +88,7 @@ def test_letters_of_clinical_notation_are_no_initials(rules: RuleDeidentifier, t
     ("seen by J-Smith", "J"), ("Saunders A and colleagues", "A"), ("the A Neuro Group", "A"), ("R Foley placed", "R"),
     # a hyphen after a letter mid-line, "w" before a name, "K" before a name or with a full stop
     ("seen by S- Lee", "S"), ("spoke W Baker", "W"), ("PER K. HALVERSON", "K"), ("per K Smith", "K"),
-    ("per W. Jones re: meds", "W"), ("J & O called", "J"),
+    ("per W. Jones re: meds", "W"), ("J & O called", "J"), ("per PT K. Smith", "K"),
 ])
 def test_initials_stay_unsafe(rules: RuleDeidentifier, text: str, letter: str) -> None:
     a = rules.analyse(text)
