@@ -13,7 +13,7 @@ DICT        := build/dictionaries/deid_dictionaries.json.gz
 SAMPLES     := data/samples/narratives.jsonl
 SAMPLES_OUT := out/samples_deid.jsonl
 # chromium: the QA report screenshot test renders the HTML headless
-DEB_PKGS    := wordnet-base hunspell-en-med wamerican wamerican-small chromium
+DEB_PKGS    := wordnet-base hunspell-en-med hunspell-en-us wamerican wamerican-small chromium
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 export PYSPARK_PYTHON := $(abspath $(PY))

@@ -31,6 +31,8 @@ class DictionarySources(_Strict):
     wordnet_dir: Path
     word_list: Path
     medical_word_list: Path
+    #: the Hunspell affix file whose classes the medical list's `/FLAGS` name (en_US's)
+    medical_word_affixes: Path
     stopwords: Path
     weekdays: Path
     months: Path
@@ -107,6 +109,15 @@ class ClinicalConfig(_Strict):
     shorthand: Path | None = None
 
 
+class CaseProfileConfig(_Strict):
+    """When a document's letter case carries evidence (see `deid_core.rules.case_profile`)."""
+
+    #: share of its words (two letters or more) written in lower case, at least
+    min_lower_share: float = Field(default=0.5, ge=0.0, le=1.0)
+    #: share written in title case, at least (an all-lower-case note says nothing by case)
+    min_title_share: float = Field(default=0.03, ge=0.0, le=1.0)
+
+
 class RulesConfig(_Strict):
     single_letters_unsafe: bool = True
     single_letter_exceptions: list[str] = Field(default_factory=list)
@@ -124,6 +135,9 @@ class RulesConfig(_Strict):
     scores: ScoreConfig
     #: None: no clinical-value evidence (every number and unit letter masked, as before)
     clinical: ClinicalConfig | None = None
+    #: None: letter case is no evidence; else a masked lower-case word of a mixed-case document
+    #: gets the threshold family "lower_case"
+    case_profile: CaseProfileConfig | None = None
 
     @field_validator("single_letter_exceptions")
     @classmethod

@@ -18,17 +18,22 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 #: pattern detectors whose matches form a family of their own: a date, an age, a phone number and an ID
 #: are not equally often right (a ventilator setting "10/5" reads as a date, an age under 90 is no PHI)
 PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHONE", "pattern:ID")
+#: the family of a word masked only for its shape or a list but written in lower case in a mixed-case
+#: document ("unknown:lower_case"; `deid_core.rules.case_profile`): rarely a name, so it gets its own threshold
+LOWER_CASE_FAMILY = "lower_case"
+LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
-                                   *PATTERN_FAMILIES)
+                                   *PATTERN_FAMILIES, LOWER_CASE_FAMILY)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, or clinical-value
 #: evidence ("40 mg")
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
-    """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL").
+    """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
+    "lower_case" for "unknown:lower_case").
 
     One definition for the combiner at run time and the threshold search, so
     a threshold is applied to exactly the tokens it was tuned on. A reason
@@ -36,6 +41,8 @@ def reason_family(reason: str, rules_unsafe: bool) -> str:
     """
     if rules_unsafe and reason in PATTERN_FAMILIES:
         return reason
+    if rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
+        return LOWER_CASE_FAMILY
     family = reason.split(":", 1)[0]
     if rules_unsafe:
         return family if family in MASKED_REASONS else "unknown"

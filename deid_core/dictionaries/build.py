@@ -107,8 +107,9 @@ def build_payload(cfg: DeidConfig) -> dict[str, Any]:
     b.record("wordnet", "debian:wordnet-base", _debian_version("wordnet-base"), b.add_bag(wn, Lex.COMMON_WORD))
     wl = sources.read_lowercase_word_list(src.word_list)
     b.record("word_list", "debian:wamerican", _debian_version("wamerican"), b.add_bag(wl, Lex.COMMON_WORD))
-    med = sources.read_hunspell_dic(src.medical_word_list)
-    b.record("medical_terms", "debian:hunspell-en-med", _debian_version("hunspell-en-med"),
+    med = sources.read_hunspell_dic(src.medical_word_list, src.medical_word_affixes)
+    b.record("medical_terms", "debian:hunspell-en-med+hunspell-en-us",
+             f"{_debian_version('hunspell-en-med')}+{_debian_version('hunspell-en-us')}",
              b.add_bag(med, Lex.MEDICAL))
     drugs = sources.read_drug_names()
     b.record("drug_names", "pypi:drug-named-entity-recognition",

@@ -78,28 +78,59 @@ def read_lowercase_word_list(path: Path) -> set[str]:
     return out
 
 
-def read_hunspell_dic(path: Path) -> set[str]:
-    """Entries of a Hunspell `.dic` word list (Debian `hunspell-en-med`).
+def read_hunspell_dic(path: Path, affixes: Path) -> set[str]:
+    """Words of a Hunspell `.dic` word list (Debian `hunspell-en-med`), with their affixed forms.
 
-    The first line is an entry count, indented lines are the licence header,
-    and `/FLAGS` suffixes are affix classes we do not expand. Title-case
-    entries are dropped: in this list they are mostly eponyms and places
+    A stem's `/FLAGS` name the affix classes it takes; `affixes` is the `.aff`
+    file that defines them (the medical list is written for en_US's:
+    `hunspell -d en_US,en_med_glut`). Without the expansion "intubate/DNG"
+    gives "intubate" but not "intubated", "intubation" or "intubating", and
+    every inflected medical word of a narrative reads as unknown (masked).
+    Spylls (a port of Hunspell) parses both files; the expansion applies each
+    suffix and prefix rule whose condition the stem meets, and a prefix and a
+    suffix together where both allow the cross product, as Hunspell's own
+    `unmunch` does (one level: en_US's affixes carry no continuation classes).
+
+    The licence header is indented and dropped. Title-case stems are dropped
+    with their forms: in this list they are mostly eponyms and places
     ("Baltimore", "Hopkins"), i.e. potential PHI; lower-case words and
     all-capital abbreviations (ECG, INR) stay.
     """
-    out: set[str] = set()
+    from spylls.hunspell import readers
+    from spylls.hunspell.readers.file_reader import FileReader
+
     p = _require(path, "install the Debian package hunspell-en-med")
-    lines = p.read_text(encoding="utf-8", errors="replace").splitlines()
-    for line in lines[1:]:
-        if not line or line[0].isspace():
+    aff, context = readers.read_aff(FileReader(str(_require(affixes, "install the Debian package hunspell-en-us"))))
+    dic = readers.read_dic(FileReader(str(p), encoding=context.encoding), aff=aff, context=context)
+    out: set[str] = set()
+    for word in dic.words:
+        stem = word.stem
+        if not stem or any(ch.isspace() for ch in stem):
             continue
-        word = line.split("/", 1)[0].strip()
-        if not word:
+        if stem[0].isupper() and stem[1:] != stem[1:].upper():
             continue
-        if word[0].isupper() and word[1:] != word[1:].upper():
-            continue
-        out.add(word)
+        out.add(stem)
+        out.update(_affixed_forms(stem, word.flags, aff))
     return out
+
+
+def _affixed_forms(stem: str, flags: Iterable[str], aff: object) -> set[str]:
+    """The forms Hunspell accepts for `stem` with `flags` under the affix rules of `aff` (one level)."""
+    suffixes = [s for f in flags for s in aff.SFX.get(f, ())]  # type: ignore[attr-defined]
+    prefixes = [p for f in flags for p in aff.PFX.get(f, ())]  # type: ignore[attr-defined]
+    forms: set[str] = set()
+    suffixed: list[tuple[str, bool]] = []
+    for sfx in suffixes:
+        if stem.endswith(sfx.strip) and sfx.cond_regexp.search(stem):
+            form = stem[: len(stem) - len(sfx.strip)] + sfx.add
+            forms.add(form)
+            suffixed.append((form, sfx.crossproduct))
+    for pfx in prefixes:
+        if stem.startswith(pfx.strip) and pfx.cond_regexp.search(stem):
+            forms.add(pfx.add + stem[len(pfx.strip):])
+            if pfx.crossproduct:
+                forms.update(pfx.add + form[len(pfx.strip):] for form, cross in suffixed if cross)
+    return forms
 
 
 def read_drug_names() -> set[str]:

@@ -19,6 +19,7 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
+from deid_core.rules.case_profile import case_is_evidence, lower_case_reason
 from deid_core.rules.clinical import ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
@@ -42,7 +43,8 @@ class RuleAnalysis:
     """The rules' verdict on one text, token by token.
 
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
-    "unsafe_list", "digit", "single_letter", "unknown") or why it is safe
+    "unsafe_list", "digit", "single_letter", "unknown"; in a mixed-case document a lower-case word
+    masked for itself alone adds ":lower_case", as in "unknown:lower_case") or why it is safe
     ("drug": a complete drug name; "medical": on a medical or MedDRA list;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
@@ -353,7 +355,10 @@ class RuleDeidentifier:
         # 3) clinical values ("40 mg", "INR 2.3", "q6h"): safe with their own reason,
         #    never over a pattern or context match (those tokens are already unsafe)
         clinical = self._clinical_tokens(tokens, unsafe, clinical_spans) if clinical_spans else {}
-        # 4) dictionaries and token shape
+        # 4) dictionaries and token shape; in a mixed-case document a lower-case word masked for
+        #    itself alone keeps its reason with ":lower_case", a threshold family of its own
+        profile = self.rules.case_profile
+        case_evidence = profile is not None and case_is_evidence(tokens, profile)
         for i, tok in enumerate(tokens):
             if unsafe[i]:
                 continue
@@ -377,7 +382,7 @@ class RuleDeidentifier:
                 continue
             if reason is not None:
                 unsafe[i] = True
-                reasons[i] = reason
+                reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
             elif f & _DRUG_NAME and not f & _STOPWORD:
                 # a complete drug name ("warfarin", "Lasix"): the word a reviewer needs most,

@@ -30,6 +30,8 @@ def has(art: DictionaryArtifact, word: str, flag: Lex) -> bool:
         ("sweden", Lex.COUNTRY), ("thurs", Lex.WEEKDAY), ("sept", Lex.MONTH), ("christmas", Lex.HOLIDAY),
         ("avenue", Lex.STREET), ("com", Lex.TLD), ("seventeen", Lex.WRITTEN_NUMBER),
         ("müller", Lex.SURNAME), ("muller", Lex.SURNAME),
+        # affixed forms of the medical list's stems ("extubate/DNG")
+        ("extubated", Lex.MEDICAL), ("extubation", Lex.MEDICAL),
     ],
 )
 def test_lists_are_in_the_artifact(artifact: DictionaryArtifact, word: str, flag: Lex) -> None:

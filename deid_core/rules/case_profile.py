@@ -1,0 +1,51 @@
+"""Letter case as evidence: a lower-case word in a mixed-case document is rarely a name.
+
+Why: the rules mask every word no safe list knows, every word a name or place
+list has, and every lone letter. In a note written in ordinary mixed case,
+names are capitalised; the masked words written in lower case there are mostly
+misspellings, abbreviations and everyday words that a name list also holds
+("transfered", "micu", "brown sputum"): on the out-of-fold folds of PhysioNet
+train 12 of 5,095 such tokens are PHI (one in 425; one in 63 for the words
+masked for themselves as a whole), and with one threshold for all of them they
+made 390 false alarms. Their reason keeps what the rules found and
+gains ":lower_case" (`deid_core.thresholds.LOWER_CASE_SUFFIX`), so they form a
+threshold family of their own and the threshold search, not this module,
+decides how much network evidence releases them. The network's inputs are
+unchanged (it reads the part before the colon).
+
+A note written all in capitals or all in lower case carries no such evidence
+(names are written like every other word there) and is left as it is; a
+document counts as mixed case by the shares of its words in lower and in title
+case (`CaseProfileConfig`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from deid_core.config import CaseProfileConfig
+from deid_core.text.tokenize import Token
+from deid_core.thresholds import LOWER_CASE_SUFFIX
+
+#: masking reasons that rest on the word alone (a list, its shape); context and pattern matches keep theirs
+CASE_SENSITIVE_REASONS = frozenset({"unknown", "unsafe_list", "single_letter"})
+
+
+def case_is_evidence(tokens: Sequence[Token], profile: CaseProfileConfig) -> bool:
+    """True when the document is written in mixed case, judged on its words of two letters or more."""
+    lower = title = words = 0
+    for tok in tokens:
+        s = tok.text
+        if len(s) < 2 or not s.isalpha():
+            continue
+        words += 1
+        lower += s.islower()
+        title += s.istitle()
+    return bool(words) and lower >= profile.min_lower_share * words and title >= profile.min_title_share * words
+
+
+def lower_case_reason(reason: str, tok: Token) -> str:
+    """`reason` with the lower-case mark when it rests on the word alone and the word is in lower case."""
+    if reason in CASE_SENSITIVE_REASONS and tok.text.islower():
+        return reason + LOWER_CASE_SUFFIX
+    return reason

@@ -1,0 +1,75 @@
+"""Letter case as evidence (deid_core/rules/case_profile.py): the mark, and where the rules set it."""
+
+from __future__ import annotations
+
+import pytest
+
+from deid_core.config import CaseProfileConfig, DeidConfig
+from deid_core.dictionaries.artifact import DictionaryArtifact
+from deid_core.rules.case_profile import case_is_evidence, lower_case_reason
+from deid_core.rules.deidentifier import RuleDeidentifier
+from deid_core.text.tokenize import tokenize
+from deid_core.thresholds import reason_family
+
+PROFILE = CaseProfileConfig()
+MIXED = "Pt was transfered to the unit after Dr. Halverson saw her. Brown sputum, afebrile, plan reviewed."
+
+
+@pytest.mark.parametrize(
+    ("text", "evidence"),
+    [
+        (MIXED, True),
+        (MIXED.upper(), False),  # all capitals: a name looks like every other word
+        (MIXED.lower(), False),  # all lower case: the same
+        ("", False),
+        ("40 mg 2 x 3", False),  # no words
+    ],
+)
+def test_case_is_evidence_only_in_mixed_case(text: str, evidence: bool) -> None:
+    assert case_is_evidence(tokenize(text), PROFILE) is evidence
+
+
+def test_thresholds_of_the_profile_decide() -> None:
+    toks = tokenize(MIXED)
+    assert not case_is_evidence(toks, CaseProfileConfig(min_title_share=0.9))
+    assert not case_is_evidence(toks, CaseProfileConfig(min_lower_share=0.99))
+
+
+@pytest.mark.parametrize(
+    ("reason", "word", "marked"),
+    [
+        ("unknown", "transfered", "unknown:lower_case"),
+        ("unsafe_list", "brown", "unsafe_list:lower_case"),
+        ("single_letter", "s", "single_letter:lower_case"),
+        ("unsafe_list", "Brown", "unsafe_list"),  # capitalised: no mark
+        ("context:titled_name", "halverson", "context:titled_name"),  # context is evidence of its own
+        ("pattern:DATE", "march", "pattern:DATE"),
+    ],
+)
+def test_mark_only_for_lower_case_words_masked_for_themselves(reason: str, word: str, marked: str) -> None:
+    assert lower_case_reason(reason, tokenize(word)[0]) == marked
+
+
+def test_marked_reasons_form_their_own_family() -> None:
+    assert reason_family("unknown:lower_case", True) == "lower_case"
+    assert reason_family("single_letter:lower_case", True) == "lower_case"
+    assert reason_family("unknown", True) == "unknown"
+
+
+def _reasons(rules: RuleDeidentifier, text: str) -> dict[str, str]:
+    a = rules.analyse(text)
+    return {t.text: a.reasons[i] for i, t in enumerate(a.tokens) if a.unsafe[i]}
+
+
+def test_rules_mark_lower_case_words_of_a_mixed_case_note(rules: RuleDeidentifier) -> None:
+    r = _reasons(rules, MIXED)
+    assert r["transfered"] == "unknown:lower_case"
+    # still masked by the rules, and a titled name keeps its context reason
+    assert r["Halverson"].startswith("context:")
+    r_caps = _reasons(rules, MIXED.upper())
+    assert r_caps["TRANSFERED"] == "unknown"
+
+
+def test_switched_off_by_configuration(cfg: DeidConfig, artifact: DictionaryArtifact) -> None:
+    plain = RuleDeidentifier(artifact, cfg.rules.model_copy(update={"case_profile": None}))
+    assert _reasons(plain, MIXED)["transfered"] == "unknown"
