@@ -1,7 +1,7 @@
 """Surrogate swapping: copies of an annotated corpus with every gold PHI value replaced.
 
 PhysioNet's 1,402 training notes hold about a thousand PHI spans, and a few
-surrogate names ("Quartermain", "GH") recur across hundreds of them. A
+surrogate names (a ward's name, a hospital's initials) recur across hundreds of them. A
 network trained on them learns those strings rather than what makes a
 token PHI: its place in the sentence, its shape, a title before it. Each
 swapped copy keeps the note's text and context but draws fresh values of
