@@ -14,6 +14,10 @@ import pickle
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spylls.hunspell.data.aff import Aff
 
 _WORDNET_POS_FILES = ("data.noun", "data.verb", "data.adj", "data.adv")
 # Adjective lemmas may carry a syntactic marker: "(a)", "(p)" or "(ip)".
@@ -114,10 +118,10 @@ def read_hunspell_dic(path: Path, affixes: Path) -> set[str]:
     return out
 
 
-def _affixed_forms(stem: str, flags: Iterable[str], aff: object) -> set[str]:
+def _affixed_forms(stem: str, flags: Iterable[str], aff: Aff) -> set[str]:
     """The forms Hunspell accepts for `stem` with `flags` under the affix rules of `aff` (one level)."""
-    suffixes = [s for f in flags for s in aff.SFX.get(f, ())]  # type: ignore[attr-defined]
-    prefixes = [p for f in flags for p in aff.PFX.get(f, ())]  # type: ignore[attr-defined]
+    suffixes = [s for f in flags for s in aff.SFX.get(f, ())]
+    prefixes = [p for f in flags for p in aff.PFX.get(f, ())]
     forms: set[str] = set()
     suffixed: list[tuple[str, bool]] = []
     for sfx in suffixes:

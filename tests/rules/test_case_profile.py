@@ -73,3 +73,19 @@ def test_rules_mark_lower_case_words_of_a_mixed_case_note(rules: RuleDeidentifie
 def test_switched_off_by_configuration(cfg: DeidConfig, artifact: DictionaryArtifact) -> None:
     plain = RuleDeidentifier(artifact, cfg.rules.model_copy(update={"case_profile": None}))
     assert _reasons(plain, MIXED)["transfered"] == "unknown"
+
+
+def test_network_inputs_do_not_change(cfg: DeidConfig, artifact: DictionaryArtifact, rules: RuleDeidentifier) -> None:
+    """The mark is for the threshold search only: the network reads the reason before the colon."""
+    import numpy as np
+
+    from deid_core.deep.features import extra_features
+
+    plain = RuleDeidentifier(artifact, cfg.rules.model_copy(update={"case_profile": None}))
+    marked, unmarked = rules.analyse(MIXED), plain.analyse(MIXED)
+    assert marked.reasons != unmarked.reasons
+    for categories in (False, True):
+        np.testing.assert_array_equal(
+            extra_features(marked, frozenset({"dr"}), rules=True, categories=categories),
+            extra_features(unmarked, frozenset({"dr"}), rules=True, categories=categories),
+        )
