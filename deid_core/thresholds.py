@@ -26,9 +26,9 @@ LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
                                    *PATTERN_FAMILIES, LOWER_CASE_FAMILY)
-#: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, or clinical-value
-#: evidence ("40 mg")
-SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical")
+#: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
+#: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
+SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article")
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:

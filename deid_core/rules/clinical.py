@@ -94,6 +94,13 @@ _UNIT_EXPR = rf"{_UNIT_WORD}(?:\s?/\s?(?:{_NUMBER}\s?)?{_UNIT_WORD})*"
 #: never judged on its own: "BC from 9/2 GM" is a date and a Gram stain, not 2 grams
 _NOT_CONTINUED = r"(?<![\w.])(?<!\d\s?[/-]\s?)"
 _QUANTITY = re.compile(rf"{_NOT_CONTINUED}{_VALUE}(?:\s|-)?(?P<unit>/?\s?{_UNIT_EXPR})(?![^\W_])")
+#: a body temperature with a bare letter for its scale ("fever of 39.2 C", "T 101.3F"): pint reads "C"
+#: as the coulomb, and a lone letter is otherwise an initial; the value must lie in a body's range
+#: (`_BODY_TEMPERATURE`) and carry a decimal or follow a temperature word, so "Room 40 C" stays masked
+_TEMPERATURE = re.compile(
+    rf"{_NOT_CONTINUED}(?P<value>\d{{2,3}}(?P<decimal>[.,]\d{{1,2}})?)\s?(?P<scale>[CF])(?![^\W_])")
+_TEMPERATURE_CUE = re.compile(r"(?i)\b(?:fever|febrile|pyrexi\w*|temp\w*|tmax|t)\b\W{0,3}(?:\w+\W{1,3}){0,2}$")
+_BODY_TEMPERATURE = {"C": (34.0, 43.0), "F": (93.0, 110.0)}
 _TIMING = re.compile(
     r"(?i)(?<![\w.])(?<!\d\s?[/-]\s?)(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
     r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b"
@@ -285,6 +292,11 @@ class ClinicalEvidence:
         out: list[ClinicalSpan] = []
         for m in _QUANTITY.finditer(text):
             if self._unit_expression(m.group("unit")) and not _falling_range(m.group()):
+                out.append(ClinicalSpan(m.start(), m.end(), "quantity"))
+        for m in _TEMPERATURE.finditer(text):
+            low, high = _BODY_TEMPERATURE[m.group("scale")]
+            if low <= float(m.group("value").replace(",", ".")) <= high and (
+                    m.group("decimal") or _TEMPERATURE_CUE.search(text, max(0, m.start() - 30), m.start())):
                 out.append(ClinicalSpan(m.start(), m.end(), "quantity"))
         for start, name_end, name in self._analyte_names(text, tokens):
             m = _AFTER_ANALYTE.match(text, name_end)

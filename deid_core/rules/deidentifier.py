@@ -45,7 +45,8 @@ class RuleAnalysis:
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
     "unsafe_list", "digit", "single_letter", "unknown"; in a mixed-case document a lower-case word
     masked for itself alone adds ":lower_case", as in "unknown:lower_case") or why it is safe
-    ("drug": a complete drug name; "medical": on a medical or MedDRA list;
+    ("drug": a complete drug name; "medical": on a medical or MedDRA list; "article": "a" or "an"
+    before a number or a safe word;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
     """
@@ -276,6 +277,24 @@ def _is_article(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]
         nxt.text[0].islower() or nxt.text[0].isdigit() or bool(flags[i + 1] & Bits.STOPWORD))
 
 
+_ARTICLES = frozenset({"a", "an"})
+
+
+def _is_article_before_safe_word(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
+    """"A" or "an" as the article before a number or a word a safe list knows and no name or place list
+    has ("A 45-year-old", "reported by a pharmacist", "AN ELDERLY"): never PHI, so it gets the reason
+    "article", whose threshold is policy (`deep.combiner.by_reason`). A middle initial between names
+    ("benjamin a seiler", "josé a madeira") or before a conjunction ("Saunders A and") is none."""
+    if tokens[i].lower not in _ARTICLES or i + 1 >= len(tokens):
+        return False
+    nxt = tokens[i + 1]
+    gap = text[tokens[i].end:nxt.start]
+    if not gap or not gap.isspace() or nxt.lower in _CONJUNCTIONS:
+        return False
+    f = flags[i + 1]
+    return nxt.text[0].isdigit() or (bool(f & _SAFE) and not f & _UNSAFE)
+
+
 class RuleDeidentifier:
     """Applies dictionaries, pattern and context detectors to texts."""
 
@@ -384,6 +403,10 @@ class RuleDeidentifier:
                 unsafe[i] = True
                 reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
+            elif _is_article_before_safe_word(text, tokens, i, flags):
+                # the network, trained on notes that seldom open with one, masks the "A" of
+                # "A 45-year-old" at a narrative's start; the rules know it is the article
+                reasons[i] = "article"
             elif f & _DRUG_NAME and not f & _STOPWORD:
                 # a complete drug name ("warfarin", "Lasix"): the word a reviewer needs most,
                 # with its own threshold family, not held to the bar of every common word

@@ -365,3 +365,21 @@ def test_haemodynamic_and_neurological_values_are_kept(rules: RuleDeidentifier, 
         assert v[value] == (False, "clinical:analyte"), value
     # a range that reads as a date ("ICP 6-7": June 7?) is still not trusted as a value
     assert _verdict(rules, "ICP 6-7 with clear CSF")["6"][0] is True
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("developed a fever of 39.2 C.", "39.2 C"), ("T 38.5C on arrival", "38.5C"), ("peaked at 101.3 F", "101.3 F"),
+    ("fever 39 C overnight", "39 C"), ("temp rose to 38 C", "38 C"),
+])
+def test_body_temperatures_with_a_bare_scale_letter(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "quantity") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", [
+    "Room 40 C",          # no decimal and no temperature word: a room and a letter
+    "bed 12 C",           # outside a body's range
+    "fever of 55.0 C",    # outside a body's range
+    "T 120.5 F",          # outside a body's range in Fahrenheit
+])
+def test_a_scale_letter_needs_a_body_temperature(evidence: ClinicalEvidence, text: str) -> None:
+    assert not {s for s in spans(evidence, text) if s[0].endswith(("C", "F"))}

@@ -11,6 +11,7 @@ from deid_core.render import render_masked
 from deid_core.results import mask_everything
 from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.rules.features import FEATURE_NAMES
+from deid_core.thresholds import reason_family
 
 
 def verdict(rules: RuleDeidentifier, text: str) -> dict[str, tuple[bool, str]]:
@@ -62,6 +63,27 @@ def test_single_letters_are_initials_except_the_article(rules: RuleDeidentifier)
     v = verdict(rules, "a patient K reported")
     assert v["a"] == (False, SAFE_LABEL)
     assert v["K"][0]
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("A 45-year-old woman received", 0), ("An 80-year-old man", 0), ("reported by a pharmacist", 2),
+    ("PT IS A 69 YR OLD FEMALE", 2), ("AN ELDERLY MAN", 0), ("a rash appeared", 0),
+])
+def test_the_article_before_a_number_or_a_safe_word_has_its_own_reason(
+        rules: RuleDeidentifier, text: str, index: int) -> None:
+    a = rules.analyse(text)
+    assert (a.reasons[index], a.unsafe[index]) == ("article", False)
+    assert reason_family("article", False) == "article"
+
+
+@pytest.mark.parametrize(("text", "index"), [
+    ("follow up with benjamin a seiler", 3),  # a middle initial before a surname: no article
+    ("josé a madeira called", 1),             # before a place-list word
+    ("Saunders A and colleagues", 1),         # before a conjunction
+    ("seen by A. Lee", 2),                    # an initial with its full stop
+])
+def test_initials_that_look_like_articles_keep_the_network_check(rules: RuleDeidentifier, text: str, index: int) -> None:
+    assert rules.analyse(text).reasons[index] != "article"
 
 
 @pytest.mark.parametrize(("text", "letters"), [
