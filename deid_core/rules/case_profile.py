@@ -22,6 +22,7 @@ case (`CaseProfileConfig`).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from deid_core.config import CaseProfileConfig
 from deid_core.text.tokenize import Token
@@ -31,17 +32,34 @@ from deid_core.thresholds import LOWER_CASE_SUFFIX
 CASE_SENSITIVE_REASONS = frozenset({"unknown", "unsafe_list", "single_letter"})
 
 
-def case_is_evidence(tokens: Sequence[Token], profile: CaseProfileConfig) -> bool:
-    """True when the document is written in mixed case, judged on its words of two letters or more."""
-    lower = title = words = 0
+@dataclass(frozen=True)
+class CaseShares:
+    """How a text's words (two letters or more, letters only) are written: counts by case."""
+
+    words: int
+    lower: int
+    upper: int
+    title: int
+
+
+def case_shares(tokens: Sequence[Token]) -> CaseShares:
+    """Count the text's words by case; the one scan behind every "does case say anything here" test."""
+    words = lower = upper = title = 0
     for tok in tokens:
         s = tok.text
         if len(s) < 2 or not s.isalpha():
             continue
         words += 1
         lower += s.islower()
+        upper += s.isupper()
         title += s.istitle()
-    return bool(words) and lower >= profile.min_lower_share * words and title >= profile.min_title_share * words
+    return CaseShares(words, lower, upper, title)
+
+
+def case_is_evidence(tokens: Sequence[Token], profile: CaseProfileConfig) -> bool:
+    """True when the document is written in mixed case, judged on its words of two letters or more."""
+    c = case_shares(tokens)
+    return bool(c.words) and c.lower >= profile.min_lower_share * c.words and c.title >= profile.min_title_share * c.words
 
 
 def lower_case_reason(reason: str, tok: Token) -> str:

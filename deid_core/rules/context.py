@@ -17,6 +17,7 @@ from pathlib import Path
 
 from deid_core.config import ContextConfig, RulesConfig, read_word_list
 from deid_core.dictionaries.flags import Bits
+from deid_core.rules.case_profile import case_shares
 from deid_core.text.tokenize import Token, tokenize
 
 #: Characters that may join the words of one name ("St. Mary's", "Kessler-Adventist").
@@ -74,19 +75,10 @@ def case_is_informative(tokens: Sequence[Token]) -> bool:
     ALL-CAPS notes and all-lower-case notes carry no case signal; there the
     detectors must not require capitals (and accept more over-masking).
     """
-    upper = title = n = 0
-    for t in tokens:
-        s = t.text
-        if len(s) < 2 or not s.isalpha():
-            continue
-        n += 1
-        if s.isupper():
-            upper += 1
-        elif s[0].isupper() and s[1:].islower():
-            title += 1
-    if n == 0:
+    c = case_shares(tokens)
+    if c.words == 0:
         return False
-    return upper / n < 0.6 and title / n >= 0.03
+    return c.upper / c.words < 0.6 and c.title / c.words >= 0.03
 
 
 def _joined(prev: Token, nxt: Token, text: str) -> bool:
