@@ -27,6 +27,13 @@ per-reason thresholds that are best on dev are applied to test; PhysioNet's deid
 
 `--model DIR` scores another model directory instead of the default.
 
+With `--rendered [POLICY]` (any of the modes above but `--frontier`): each
+method is run through the whole pipeline and scored on what its output
+changes under the policy (the configured one by default): entities the
+policy keeps in clear (ages under 90, a year alone, a state or a country
+under HIPAA Safe Harbor) count as unmasked, as a reader of the output sees
+them. Without it the detector's mask is scored.
+
 With `--models DIR [DIR ...]`: rules plus every given model directory, of
 any family (BiLSTM, CRF, SVM: `deid_core.models`), alone (deep: its most
 likely class) and as the hybrid's second stage, on `--split` (default dev)
@@ -40,6 +47,7 @@ family, the training time its manifest records and tokens/s of detection
     .venv/bin/python bench/accuracy.py --synthetic 300 [--json]
     .venv/bin/python bench/accuracy.py --vaers [--split test]
     .venv/bin/python bench/accuracy.py --frontier [--plot build/frontier.png] [--oof build/oof]
+    .venv/bin/python bench/accuracy.py --models models/default --split test --rendered
 """
 
 from __future__ import annotations
@@ -149,13 +157,24 @@ def _print_frontier(rows: list[dict]) -> None:
     print(f"{'deid.pl':>10s} {'':7s} {'':7s} {DEIDPL_TEST[0]:7.4f} {DEIDPL_TEST[1]:7.4f}")
 
 
+#: with --rendered: score the output under this policy (the default one when None)
+RENDERED_POLICY: list[str | None] = []
+
+
 def run(method: Method, split: str, model_dir: Path | None = None,
         docs: list[Document] | None = None) -> tuple[Counts, float, str]:
-    """Score `method` on a PhysioNet split, or on `docs` when given."""
+    """Score `method` on a PhysioNet split, or on `docs` when given (its output under a policy with --rendered)."""
     cfg = load_config()
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
     det = build_detector(method, cfg, art, model_dir=model_dir)
+    if RENDERED_POLICY:
+        from deid_core.pipeline import DeidPipeline, RenderedSpans, throwaway_key
+        from deid_core.replace.policy import load_policy
+
+        prof = load_policy(RENDERED_POLICY[0] or cfg.replacement.default_policy, cfg.replacement.policies_dir)
+        det = RenderedSpans(DeidPipeline.build(cfg, prof, throwaway_key() if prof.needs_key else None,
+                                               method=method, artifact=art, model_dir=model_dir))
     if docs is None:
         docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
     # one detector call for the whole split: the timing is the detector's alone
@@ -255,7 +274,12 @@ def main() -> None:
     ap.add_argument("--model", type=Path, help="model directory (default: the configured one)")
     ap.add_argument("--models", type=Path, nargs="+", metavar="DIR",
                     help="model directories of any family (BiLSTM, CRF, SVM): each alone and as the hybrid's second stage")
+    ap.add_argument("--rendered", nargs="?", const="", metavar="POLICY",
+                    help="score what the output changes under a policy (default: the configured one): ages "
+                         "under 90, years alone, states and countries it keeps count as unmasked")
     args = ap.parse_args()
+    if args.rendered is not None:
+        RENDERED_POLICY.append(args.rendered or None)
     results = []
     if args.models:
         parts = [(f"v-{s}", vaers_docs(s)) for s in (args.split or ["dev"])] if args.vaers else \

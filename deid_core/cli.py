@@ -162,20 +162,38 @@ def evaluate(
     dictionaries: DictOpt = None,
     model: ModelOpt = None,
     progress: ProgressOpt = True,
+    rendered: Annotated[bool, typer.Option(
+        "--rendered", help="score what the output changes under the policy (kept ages under 90, years, "
+                           "states and countries count as unmasked), not the detector's mask")] = False,
+    policy: Annotated[Optional[str], typer.Option(
+        "--policy", help="with --rendered: policy name or YAML path (default: replacement.default_policy)")] = None,
 ) -> None:
     """Token masking recall/precision, per-label and HIPAA recall, entities, retention, keep-span retention."""
     cfg, art = _load(config, dictionaries)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
+    if rendered and pred is not None:
+        raise CliError("--rendered runs the pipeline: it cannot score a prediction file (--pred)")
+    if policy is not None and not rendered:
+        raise CliError("--policy only applies with --rendered")
     preds = _read_predictions(pred) if pred else None
-    detector = None if preds is not None else build_detector(method, cfg, art, model_dir=model)
+    detector = None if preds is not None or rendered else build_detector(method, cfg, art, model_dir=model)
+    scored: object = detector
+    if rendered:
+        from deid_core.pipeline import DeidPipeline, RenderedSpans, throwaway_key
+        from deid_core.replace.policy import load_policy
+
+        prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
+        pipe = DeidPipeline.build(cfg, prof, throwaway_key() if prof.needs_key else None, method=method,
+                                  artifact=art, model_dir=model)
+        detector, scored = pipe.detector, RenderedSpans(pipe)
     try:
-        res = evaluate_corpus(_documents(gold, progress), hipaa, detector=detector, predictions=preds,
-                              is_drug=drug_names(art), batch_size=BATCH)
+        res = evaluate_corpus(_documents(gold, progress), hipaa, detector=scored,  # type: ignore[arg-type]
+                              predictions=preds, is_drug=drug_names(art), batch_size=BATCH)
     except MissingPredictions as exc:
         raise CliError(f"{pred}: no prediction for {len(exc.doc_ids)} gold documents (first: {exc.doc_ids[0]})") from None
     result = res.counts.as_dict()
-    result["method"] = "predictions" if preds is not None else method.value
-    result["version"] = detector.version if detector else str(pred)
+    result["method"] = "predictions" if preds is not None else method.value + ("/rendered" if rendered else "")
+    result["version"] = scored.version if scored is not None else str(pred)  # type: ignore[attr-defined]
     result["dictionaries"] = art.version
     result["seconds"] = round(res.seconds, 3)
     if detector is not None:

@@ -84,6 +84,9 @@ class ContextConfig(_Strict):
     addresses: bool = True
     #: a name-list word after a kinship word ("son Tom Baker"); needs `RulesConfig.kinship`
     kin_names: bool = True
+    #: capitalised name words before an everyday organisation head ("Nationwide Allergy Associates");
+    #: needs `RulesConfig.organisation_heads`
+    organisations: bool = True
 
 
 class ScoreConfig(_Strict):
@@ -132,6 +135,11 @@ class RulesConfig(_Strict):
     institution_prefixes: Path
     #: kinship words ("son", "wife", "dtr") for the `kin_names` context detector; None: detector off
     kinship: Path | None = None
+    #: everyday words that end an organisation's name ("Associates", "Unit"); None: detector off
+    organisation_heads: Path | None = None
+    #: words that name a kind of facility, not which one ("intensive", "oncology"): an
+    #: organisation's name needs one word outside them
+    facility_words: Path | None = None
     scores: ScoreConfig
     #: None: no clinical-value evidence (every number and unit letter masked, as before)
     clinical: ClinicalConfig | None = None

@@ -20,7 +20,7 @@ from deid_core.detectors import FailClosed, Method, build_detector
 from deid_core.replace.engine import Replacer
 from deid_core.replace.keys import SecretKey
 from deid_core.replace.policy import Policy
-from deid_core.results import DocumentResult
+from deid_core.results import DocumentResult, Replacement
 
 log = logging.getLogger(__name__)
 
@@ -82,3 +82,37 @@ class DeidPipeline:
             out.append(result)
         self.replace_failures += sum(r.failures for r in out)
         return out
+
+
+class RenderedSpans:
+    """The pipeline seen as a detector: the spans its output changes, under its policy.
+
+    Why: the detector's mask is not what a reader of the output sees. A
+    policy keeps some detected entities in clear (HIPAA Safe Harbor keeps ages
+    under 90, a year alone, a country or a US state), so "A 67-year-old"
+    reads the same after de-identification although the age detector found
+    "67". Scoring these spans (`deid eval --rendered`, `bench/accuracy.py
+    --rendered`) measures the output: recall of what is really replaced and
+    what survives for the reviewer. `detect` has the detectors' signature,
+    so `deid_core.evaluation.corpus.evaluate_corpus` scores it unchanged.
+    The pipeline's key only makes the surrogates; evaluation uses a throwaway
+    key (`throwaway_key`), and nothing it writes is kept.
+    """
+
+    def __init__(self, pipeline: DeidPipeline) -> None:
+        self.pipeline = pipeline
+
+    @property
+    def version(self) -> str:
+        return self.pipeline.version
+
+    def detect(self, texts: Sequence[str]) -> list[list[Replacement]]:
+        results = self.pipeline.process(texts, [f"eval-{i}" for i in range(len(texts))])
+        return [list(r.replacements) for r in results]
+
+
+def throwaway_key() -> SecretKey:
+    """A random key for runs whose surrogates nobody keeps (evaluation of the rendered output)."""
+    import secrets
+
+    return SecretKey(secrets.token_bytes(32))

@@ -184,6 +184,10 @@ class Replacer:
                 # plausible but false number
                 return tag_for(e.label, self.cfg.output)
             if e.label == "PHONE":
+                if not any(ch.isdigit() for ch in original):
+                    # the network alone may call a word a phone number ("KRISSY"): no digits to keep
+                    # the shape of, so it is tagged, not counted as a failed replacement
+                    return tag_for(e.label, self.cfg.output)
                 return pseudo.phone(original, case_id, avoid=ctx.originals)
             if e.label == "EMAIL":
                 return pseudo.email(original, case_id, avoid=ctx.originals)

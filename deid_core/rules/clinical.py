@@ -19,9 +19,10 @@ Kinds of evidence:
   (`rules.clinical.dose_units`).
 * ``analyte``: an analyte, vital sign or score followed by its value
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
-  (`rules.clinical.analytes`).
+  (`rules.clinical.analytes`); an earlier, baseline or reference value in
+  parentheses ("(was 36)", "(baseline 1.6)", "(target range 2.0-3.0)").
 * ``timing``: a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
-  dose", "3rd day"), time to onset in words ("the next day", "a few hours
+  dose", "3rd day", "days 1-14", "at weeks 0, 2 and 6"), time to onset in words ("the next day", "a few hours
   later", "two weeks"), a dosing frequency ("once daily", "per day", "BID",
   "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
   "@ 0300", "1130 am") or a nursing shift ("7a-7p"). A time of day is no
@@ -36,7 +37,11 @@ Kinds of evidence:
   (neither part is a month or a day), so it is never a date's disguise.
 * ``score``: a pain or severity score out of ten after its word ("pain
   8/10", "pain score of 7/10"), or written out ("2 out of 10"); alone,
-  "8/10" may be a date and stays masked.
+  "8/10" may be a date and stays masked. The value after the word "score"
+  ("Naranjo score was 7", "PHQ-9 score 22"), and a type, stage, grade or
+  class ("type 1 diabetes", "CKD 3b", "NYHA class III"). A paired score
+  after its name ("Apgars 8/9", both parts at most ten) is a value, not a
+  date, kind ``analyte``.
 * ``lot``: the product's lot or batch code after a "lot"/"batch" cue ("Lot
   EL1442", "lot # EK9231", "Lot number: 030M20A", "batch no. AB12-34"),
   found by `rules.patterns.find_lot_codes`; the cue itself is an ordinary
@@ -143,12 +148,37 @@ _SCORE = re.compile(
     # "2 out of 10" reads as no date: a score wherever it stands
     r"|(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
+#: the value of any named score after the word "score" ("Naranjo score was 7", "PHQ-9 score 22",
+#: "burden score of 9"): a count on a scale, never an identifier; a slash after it may be a date
+_SCORE_VALUE = re.compile(
+    r"(?i)\bscores?(?:\s*[:=]\s*|(?:\s+(?:of|was|is|at|now|were|remained|rose\s+to|fell\s+to))+\s+|\s+)"
+    r"(?P<value>\d{1,3}(?:\.\d)?)(?![\w/]|[.,]\d)"
+)
+#: a type, stage, grade or class of a disease ("type 1 diabetes", "CKD 3b", "grade 3", "NYHA class III")
+_STAGE = re.compile(
+    r"(?i)\b(?:type|stage|grade|class|ckd|nyha|tanner|gold)\s?(?:\d{1,2}[a-d]?|(?-i:IV|V?I{1,3}|V)[a-d]?)(?![\w/]|[.,]\d)"
+)
+#: a schedule over several days, weeks or cycles ("days 1-14", "at weeks 0, 2 and 6", "cycles 1 to 4");
+#: in lower case or capitals only: "Weeks 3" may be a surname and a number
+_TIMING_LIST = re.compile(
+    r"(?<![\w.])(?:(?:days|weeks|months|cycles|doses|courses|visits)|(?:DAYS|WEEKS|MONTHS|CYCLES|DOSES|COURSES|VISITS))\s?\d{1,3}(?:\s?(?:-|–|to)\s?\d{1,3})?"
+    r"(?:\s?(?:,\s?and|,|and|&)\s?\d{1,3}(?:\s?(?:-|–|to)\s?\d{1,3})?)*(?![\w/]|[.,]\d)"
+)
+#: an earlier, baseline or reference value in parentheses after a measurement ("(was 36)",
+#: "(baseline 1.6)", "(target range 2.0-3.0)", "(ULN 40)"); a trailing word must be a unit
+_REFERENCE_VALUE = re.compile(
+    r"(?i)\(\s*(?:was|baseline|previously|prev(?:ious)?|prior|from|ref(?:erence)?(?:\s+range)?|normal(?:\s+range)?"
+    r"|nl|target(?:\s+range)?|range|uln|lln|n)\s*[:=]?\s*[<>≤≥]?\s*"
+    rf"(?P<value>{_VALUE})(?:\s?(?P<unit>{_UNIT_EXPR}))?\s*\)"
+)
 #: a word of steadiness that may precede the link ("BP stable in the 90s", "HR mostly in the 100s"):
 #: a short list rather than any word, so that not every number after a measurement's name passes
 _STEADY = r"(?:stable|steady|mostly|mainly|consistently|generally|still|persistently|usually)"
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
 _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:" + _STEADY + r"\s+)?(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
          r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low"
+         # "visual acuity fell from 20/40", "INR improved from 4.1"
+         r"|(?:fell|rose|dropped|improved|worsened|increased|decreased|went)\s+(?:from|to)"
          # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
          r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged)(?:\s+(?:at|in the|between))?)"
          r"\s+|\s+|(?=\s?[<>≤≥]))")
@@ -171,8 +201,12 @@ _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?
 _BP_PAIR = re.compile(r"(?<![\w.,/-])(?P<sys>[7-9]\d|1\d\d|2[0-6]\d)\s?/\s?(?P<dia>[3-9]\d|1[0-6]\d)(?![\w/]|[.,]\d)")
 #: expressions found by a regex alone, and their kind
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (_TIMING, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
+    (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
+    (_SCORE_VALUE, "score"), (_STAGE, "score"),
 )
+#: a score of two parts out of ten after its name ("Apgars 8/9"): the analytes whose slashed value is no date
+_PAIRED_SCORES = frozenset({"apgar"})
+_PAIRED_SCORE = re.compile(r"\s*(?P<a>\d{1,2})\s?/\s?(?P<b>\d{1,2})\s*$")
 #: letters joined by slashes, as clinical shorthand is written ("s/p", "w/", "w/o", "n/v/d"); the last
 #: part may be longer ("d/ced", "w/out"): only whole strings of the shorthand list count
 _SLASHED = re.compile(r"(?<![^\W\d_]|/)[^\W\d_]{1,2}(?:/[^\W\d_]{1,2})*/(?:[^\W\d_]{1,4}(?![^\W\d_]|/)|(?![^\W\d_]|/))")
@@ -303,7 +337,9 @@ class ClinicalEvidence:
             if m is None:
                 continue
             value = m.group("value")
-            if (name in self.state_like and _ZIP.fullmatch(value.strip())) or _date_like(value):
+            if name in self.state_like and _ZIP.fullmatch(value.strip()):
+                continue
+            if _date_like(value) and not (name in _PAIRED_SCORES and _paired_score(value)):
                 continue
             unit = _TRAILING_UNIT.search(value)
             # a trailing word after the value must be a unit, else only the number is the value
@@ -321,6 +357,12 @@ class ClinicalEvidence:
             out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         for rx, kind in _PLAIN_KINDS:
             out.extend(ClinicalSpan(m.start(), m.end(), kind) for m in rx.finditer(text))
+        if "(" in text:
+            for m in _REFERENCE_VALUE.finditer(text):
+                unit = m.group("unit")
+                if _date_like(m.group("value")) or (unit is not None and not self._unit_expression(unit)):
+                    continue
+                out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         if "/" in text:
             out.extend(ClinicalSpan(m.start(), m.end(), "analyte") for m in _BP_PAIR.finditer(text)
                        if int(m.group("sys")) > int(m.group("dia")))
@@ -344,6 +386,12 @@ def _falling_range(quantity: str) -> bool:
     """"12-3 x" is no range of 12 to 3 (a date, more likely): a range rises."""
     m = _RANGE.match(quantity)
     return bool(m) and float(m.group(1).replace(",", ".")) > float(m.group(2).replace(",", "."))
+
+
+def _paired_score(value: str) -> bool:
+    """Two parts of at most ten ("8/9"): a paired score such as Apgar's at 1 and 5 minutes."""
+    m = _PAIRED_SCORE.fullmatch(value)
+    return m is not None and int(m.group("a")) <= 10 and int(m.group("b")) <= 10
 
 
 def _date_like(value: str) -> bool:

@@ -1,10 +1,11 @@
 """Context detectors: PHI made of words that are safe on their own.
 
 Dictionary look-ups judge each word alone, so "Dr Tyro", "Sacred Heart
-Hospital", "Harford Memorial" or "12 Elm Street" slip through: "tyro",
-"sacred", "memorial" and "elm" are common English words. These detectors
-use the neighbouring words (a title, an institution word, a house number)
-to mark such words unsafe. They only ever add masking, never remove it.
+Hospital", "Harford Memorial", "Pleasant Grove Family Medicine" or "12 Elm
+Street" slip through: "tyro", "sacred", "memorial", "grove" and "elm" are
+common English words. These detectors use the neighbouring words (a title,
+an institution or organisation word, a house number) to mark such words
+unsafe. They only ever add masking, never remove it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from deid_core.text.tokenize import Token, tokenize
 _NAME_JOINERS = frozenset(" \t.'-’")
 _MAX_JOIN_GAP = 3
 _LOOKBACK_WORDS = 3
+#: name words an organisation detector walks back over ("Queen Alexandra Emergency", "Hudson Valley Sleep")
+_ORG_WORDS = 4
+#: between the words of an organisation's name: spaces, "&", a hyphen or an apostrophe; no full stop,
+#: which would join the last word of a sentence to a capitalised word opening the next
+_ORG_GAP = re.compile(r"[ \t]{1,2}|[ \t]?[&'’-][ \t]?|[ \t]+&[ \t]+")
 #: between a kinship word and the name: "son Don", "son, Don", "daughter (Maria)", "wife: Mary"
 _KIN_GAP = re.compile(r"[ \t]*[,:(-]?[ \t]*")
 
@@ -47,6 +53,11 @@ class ContextLexicon:
     institution_prefixes: frozenset[str]
     #: kinship words ("son", "wife"): a name-list word after one is a relative's name
     kinship: frozenset[str] = frozenset()
+    #: everyday words that end an organisation's name after capitalised name words ("Associates",
+    #: "Unit", "Credit Union"), as lower-case token sequences
+    organisation_heads: frozenset[tuple[str, ...]] = frozenset()
+    #: words that name a kind of facility, not which one ("intensive", "care", "oncology")
+    facility_words: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, rules: RulesConfig) -> ContextLexicon:
@@ -66,6 +77,11 @@ class ContextLexicon:
             saint_prefixes=words(rules.saint_prefixes),
             institution_prefixes=words(rules.institution_prefixes),
             kinship=words(rules.kinship) if rules.kinship is not None else frozenset(),
+            organisation_heads=frozenset(
+                key for key in (tuple(t.lower for t in tokenize(entry)) for entry in read_word_list(rules.organisation_heads))
+                if key
+            ) if rules.organisation_heads is not None else frozenset(),
+            facility_words=words(rules.facility_words) if rules.facility_words is not None else frozenset(),
         )
 
 
@@ -91,6 +107,11 @@ def _capitalised(tok: Token) -> bool:
     return tok.text[:1].isupper()
 
 
+def _title(tok: Token) -> bool:
+    """Capitalised but not all capitals: "Unit", not the header word "UNIT"."""
+    return tok.text[:1].isupper() and not tok.text.isupper()
+
+
 class ContextDetector:
     """Runs the enabled context detectors over one tokenised text."""
 
@@ -99,6 +120,7 @@ class ContextDetector:
         self.enabled = enabled
         self._max_head = max((len(h) for h in lexicon.institution_heads), default=0)
         self._head_first = frozenset(h[0] for h in lexicon.institution_heads)
+        self._max_org_head = max((len(h) for h in lexicon.organisation_heads), default=0)
 
     def find(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
         informative = case_is_informative(tokens)
@@ -113,6 +135,8 @@ class ContextDetector:
             hits += self._institutions(text, tokens, flags, informative)
             hits += self._institutions_of(text, tokens, flags, informative)
             hits += self._saint_names(text, tokens, flags, informative)
+        if self.enabled.organisations and informative and self.lex.organisation_heads:
+            hits += self._organisations(text, tokens, flags)
         if self.enabled.addresses:
             hits += self._addresses(text, tokens, flags, informative)
             hits += self._state_codes(text, tokens, flags, informative)
@@ -245,6 +269,60 @@ class ContextDetector:
             words += 1
             j -= 1
         return out
+
+    # ---- "Pleasant Grove Family Medicine", "Front Range Credit Union" --------
+
+    def _organisations(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
+        """A capitalised organisation head after capitalised name words, one of them distinctive.
+
+        Only called where case is informative: "Unit", "Care" or "Research"
+        end a name only when written with a capital after capitalised words.
+        The head is written in title case (a header "NURSING NOTE" names no
+        place). The words before it (up to `_ORG_WORDS`, joined by spaces,
+        "&", hyphens or a possessive) must include one that is no kind of
+        facility (`facility_words`), no stopword and no short upper-case
+        abbreviation ("PMICU"),
+        so "Intensive Care Unit", "Internal Medicine" and "ENT Department"
+        stay readable while "Queen Alexandra Emergency Department" is masked
+        whole. A phrase with a complete drug name ("Humira Support Services")
+        is a product's programme, not a place.
+        """
+        hits: list[ContextHit] = []
+        n = len(tokens)
+        for i in range(1, n):
+            if not _capitalised(tokens[i]):
+                continue
+            for k in range(min(self._max_org_head, n - i), 0, -1):
+                head = tuple(t.lower for t in tokens[i:i + k])
+                if head not in self.lex.organisation_heads or not all(_title(t) for t in tokens[i:i + k]):
+                    continue
+                words = self._organisation_words(text, tokens, flags, i)
+                if words:
+                    hits += [ContextHit(j, "LOCATION", "organisation") for j in (*words, *range(i, i + k))]
+                break
+        return hits
+
+    def _organisation_words(self, text: str, tokens: Sequence[Token], flags: Sequence[int], head: int) -> list[int]:
+        """The name words before an organisation head, or [] when none of them is distinctive."""
+        out: list[int] = []
+        distinctive = False
+        j = head - 1
+        while j >= 0 and len(out) < _ORG_WORDS and _ORG_GAP.fullmatch(text, tokens[j].end, tokens[j + 1].start):
+            tok = tokens[j]
+            if tok.lower == "s" and text[tok.start - 1:tok.start] in ("'", "’"):
+                out.append(j)  # possessive: "Great Western Women's Unit"
+                j -= 1
+                continue
+            if not (_capitalised(tok) and tok.text.isalpha()) or flags[j] & Bits.STOPWORD:
+                break
+            if flags[j] & Bits.DRUG_NAME:
+                return []
+            abbreviation = tok.text.isupper() and len(tok.text) <= 5
+            if len(tok.text) > 1 and not abbreviation and tok.lower not in self.lex.facility_words:
+                distinctive = True
+            out.append(j)
+            j -= 1
+        return out if distinctive else []
 
     # ---- "University of Maryland", "Hospital of the Good Samaritan" ----------
 

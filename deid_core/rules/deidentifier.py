@@ -280,6 +280,37 @@ def _is_article(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]
 _ARTICLES = frozenset({"a", "an"})
 
 
+#: between a drug name and its strength, and between the parts of a strength ("co-codamol 30/500",
+#: "Allegra 180", "Omnipaque 350", "losartan 2.5")
+_STRENGTH_GAP = re.compile(r"[ \t]{1,2}")
+_STRENGTH_JOIN = frozenset({"/", ".", ","})
+#: a strength has at most this many digits per part: longer numbers after a name may be identifiers
+_STRENGTH_DIGITS = 4
+
+
+def _is_drug_strength(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
+    """A bare number right after a complete drug name is its strength ("Allegra 180", "co-codamol 30/500").
+
+    Medication lists write the strength without its unit ("lisinopril 20, metformin 1000"); the number
+    names a product, never a person. Only short numbers (`_STRENGTH_DIGITS`) on the same line as a
+    name the drug lists know as a whole; a date or an ID after a drug name is claimed by its pattern
+    detector before this is asked.
+    """
+    j = i
+    while True:
+        if not (tokens[j].text.isdigit() and len(tokens[j].text) <= _STRENGTH_DIGITS):
+            return False
+        if j == 0:
+            return False
+        gap = text[tokens[j - 1].end:tokens[j].start]
+        if gap in _STRENGTH_JOIN:
+            j -= 1
+            continue
+        prev = j - 1
+        return (bool(_STRENGTH_GAP.fullmatch(gap)) and bool(flags[prev] & _DRUG_NAME)
+                and not flags[prev] & _STOPWORD)
+
+
 def _is_article_before_safe_word(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
     """"A" or "an" as the article before a number or a word a safe list knows and no name or place list
     has ("A 45-year-old", "reported by a pharmacist", "AN ELDERLY"): never PHI, so it gets the reason
@@ -396,6 +427,9 @@ class RuleDeidentifier:
             elif not f & _SAFE:
                 reason = "unknown"
             kind = clinical.get(i)
+            if (kind is None and reason == "digit" and self.clinical is not None
+                    and _is_drug_strength(text, tokens, i, flags)):
+                kind = "strength"
             if kind is not None and self._clinical_wins(reason, tok, kind):
                 reasons[i] = f"clinical:{kind}"
                 continue

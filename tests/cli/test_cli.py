@@ -153,3 +153,39 @@ def test_inconsistent_spans_fail_closed_per_document(monkeypatch, tmp_path: Path
     line = json.loads(out.read_text())
     assert SECRET not in line["text_deid"] and "ibuprofen" not in line["text_deid"]
     assert all(s["label"] == "PHI" for s in line["spans"])
+
+
+def test_eval_rendered_scores_what_the_policy_replaces(monkeypatch, tmp_path: Path, capsys) -> None:
+    # the age detector finds "67", but HIPAA Safe Harbor keeps ages under 90: the output still reads
+    # "67-year-old", so the rendered score counts it as kept; the name and the date are replaced
+    text = f"A 67-year-old seen by Dr. {SECRET} on 12-JAN-2014 in 2014."
+    gold = {"doc_id": "g1", "text": text, "spans": [{"start": 26, "end": 37, "label": "NAME"},
+                                                     {"start": 41, "end": 52, "label": "DATE"}]}
+    assert text[26:37] == SECRET and text[41:52] == "12-JAN-2014"
+    src = write(tmp_path, [json.dumps(gold).encode()])
+    assert run(monkeypatch, "eval", "--gold", str(src), "--method", "rules", "--json", "--no-progress") == 0
+    mask = json.loads(capsys.readouterr().out)
+    assert run(monkeypatch, "eval", "--gold", str(src), "--method", "rules", "--json", "--no-progress",
+               "--rendered", "--policy", "hipaa_safe_harbor") == 0
+    out = capsys.readouterr()
+    rendered = json.loads(out.out)
+    assert rendered["method"] == "rules/rendered" and SECRET not in out.err
+    assert rendered["token"]["recall"] == mask["token"]["recall"] == 1.0
+    # the kept age (and the year alone) leave the false positives and come back as numbers
+    assert rendered["token"]["false_positives"] < mask["token"]["false_positives"]
+    assert rendered["retention"]["numeric_kept"] > mask["retention"]["numeric_kept"]
+    # under the strict policy every detected entity is replaced: the mask and the output agree
+    assert run(monkeypatch, "eval", "--gold", str(src), "--method", "rules", "--json", "--no-progress",
+               "--rendered", "--policy", "strict") == 0
+    strict = json.loads(capsys.readouterr().out)
+    assert strict["token"]["false_positives"] == mask["token"]["false_positives"]
+
+
+def test_eval_rendered_refuses_a_prediction_file_and_policy_alone(monkeypatch, tmp_path: Path, capsys) -> None:
+    src = write(tmp_path, [json.dumps({"doc_id": "g", "text": "Ann", "spans": []}).encode()])
+    pred = tmp_path / "pred.jsonl"
+    pred.write_text(json.dumps({"doc_id": "g", "spans": []}) + "\n")
+    assert run(monkeypatch, "eval", "--gold", str(src), "--pred", str(pred), "--rendered", "--no-progress") == 2
+    assert "--rendered" in capsys.readouterr().err
+    assert run(monkeypatch, "eval", "--gold", str(src), "--policy", "strict", "--no-progress") == 2
+    assert "--policy" in capsys.readouterr().err

@@ -383,3 +383,47 @@ def test_body_temperatures_with_a_bare_scale_letter(evidence: ClinicalEvidence, 
 ])
 def test_a_scale_letter_needs_a_body_temperature(evidence: ClinicalEvidence, text: str) -> None:
     assert not {s for s in spans(evidence, text) if s[0].endswith(("C", "F"))}
+
+
+@pytest.mark.parametrize(("text", "expected", "kind"), [
+    ("The Naranjo score was 7.", "score was 7", "score"),
+    ("PHQ-9 score 22, anticholinergic burden score of 9", "score of 9", "score"),
+    ("type 1 diabetes", "type 1", "score"), ("CKD 3b", "CKD 3b", "score"), ("NYHA class III", "class III", "score"),
+    ("Grade 3 hepatitis", "Grade 3", "score"),
+    ("capecitabine (days 1-14 of a 21-day cycle)", "days 1-14", "timing"),
+    ("infliximab at weeks 0, 2 and 6", "weeks 0, 2 and 6", "timing"),
+    ("HbA1c 48 mmol/mol (was 36)", "(was 36)", "analyte"),
+    ("INR 8.4 (target range 2.0-3.0)", "(target range 2.0-3.0)", "analyte"),
+    ("creatinine 2.1 mg/dL (baseline 1.6 mg/dL)", "(baseline 1.6 mg/dL)", "analyte"),
+    ("TG 3.6, HDL 0.8", "HDL 0.8", "analyte"), ("Apgars 8/9", "Apgars 8/9", "analyte"),
+    ("visual acuity fell from 20/40", "visual acuity fell from 20/40", "analyte"),
+    ("I lost 22 lbs", "22 lbs", "quantity"),
+])
+def test_scores_stages_schedules_and_reference_values(evidence: ClinicalEvidence, text: str, expected: str,
+                                                       kind: str) -> None:
+    assert (expected, kind) in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", [
+    # a slash after a score, a date in a reference value, a capitalised plural, a word after the value
+    "score 3/14", "(from 3/14)", "(prev 2019)", "Weeks 3, 4", "(was 36 Smith)", "Apgars 8/14",
+])
+def test_no_score_or_reference_value_where_a_date_or_name_may_be(evidence: ClinicalEvidence, text: str) -> None:
+    found = spans(evidence, text)
+    assert not any(k in ("score", "timing") and "/" in t for t, k in found)
+    assert not any(t.startswith("(") for t, _ in found)
+    assert ("Weeks 3, 4", "timing") not in found and ("Apgars 8/14", "analyte") not in found
+
+
+@pytest.mark.parametrize(("text", "numbers"), [
+    ("co-codamol 30/500 and Allegra 180", {"180"}),
+    ("losartan 2.5, lisinopril 20, metformin 1000", {"2", "5", "20", "1000"}),
+])
+def test_a_bare_number_after_a_drug_name_is_its_strength(rules: RuleDeidentifier, text: str, numbers: set[str]) -> None:
+    v = _verdict(rules, text)
+    assert {t for t, (masked, reason) in v.items() if reason == "clinical:strength" and not masked} == numbers
+
+
+@pytest.mark.parametrize("text", ["lisinopril 4471298", "aspirin 3/14", "lisinopril\n20 patients", "aspirin. 20"])
+def test_no_strength_for_long_numbers_dates_or_across_lines(rules: RuleDeidentifier, text: str) -> None:
+    assert all(reason != "clinical:strength" for _, reason in _verdict(rules, text).values())

@@ -114,3 +114,47 @@ def test_kin_names_are_context_hits_that_only_add_masking(rules: RuleDeidentifie
     # the surname is found by the first-name detector too: either context reason will do
     assert by["Smith"][0] and by["Smith"][1].startswith("context:") and by["Smith"][2] == "NAME"
     assert not by["wife"][0] and not by["called"][0]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Her doctor at Pleasant Grove Family Medicine doubled the dose.",
+         {"Pleasant", "Grove", "Family", "Medicine"}),
+        ("Referral was made to Nationwide Allergy Associates last week.", {"Nationwide", "Allergy", "Associates"}),
+        ("She fainted at work (Front Range Credit Union) and hit her head.", {"Front", "Range", "Credit", "Union"}),
+        ("He was brought to Queen Alexandra Emergency Department by a friend.",
+         {"Queen", "Alexandra", "Emergency", "Department"}),
+        ("A scan at Great Western Women's Unit dated the pregnancy.", {"Great", "Western", "Women", "s", "Unit"}),
+        ("The tooth was pulled at Bright Smile Dental and she was given an antibiotic.",
+         {"Bright", "Smile", "Dental"}),
+    ],
+)
+def test_organisations_before_an_everyday_head(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    found = {w for w, d in hits(rules, text).items() if d == "organisation"}
+    assert found == names
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # kinds of facility, no name among them
+        "She was moved to the Medical Intensive Care Unit overnight.",
+        "Internal Medicine and the ENT Department were consulted.",
+        "The patient waited in the Immunizations Department for 15 minutes.",
+        "Resp Care Note: Pt remains on the vent.",
+        # a header in capitals, and lower case where capitals carry information
+        "PMICU NURSING PROGRESS NOTE: Stable overnight, no events.",
+        "She went to the family medicine clinic and the dental unit.",
+        # a product's programme is no place; a full stop ends a name
+        "Enrolled in the Humira Complete Services programme by the nurse.",
+        "The dose was given by Dr Smith. Care was handed over at noon.",
+    ],
+)
+def test_facility_words_alone_name_no_organisation(rules: RuleDeidentifier, text: str) -> None:
+    assert "organisation" not in hits(rules, text).values()
+
+
+def test_organisations_need_case_information(rules: RuleDeidentifier) -> None:
+    # in all-capital text "BRIGHT SMILE DENTAL" cannot be told from a header; the other detectors stay
+    assert "organisation" not in hits(rules, "TOOTH PULLED AT BRIGHT SMILE DENTAL TODAY, GIVEN ANTIBIOTIC.").values()

@@ -31,6 +31,8 @@ def assert_found(marked: str, category: str, detector: PatternDetector = DETECTO
 
 
 DATES = [
+    "On day 4 of therapy ([[06.10]].) he fainted.",
+    "Fieber seit dem [[15.03]]. mit Schüttelfrost.",
     "Onset [[12-JAN-2014]] after the first dose.",
     "Drug stopped on [[12-Jan-14]].",
     "Seen [[12 JAN 2014]] in clinic.",
@@ -296,6 +298,7 @@ def test_phones_without_library_regions(marked: str) -> None:
 
 # Clinical values: nothing is found at all.
 CLINICAL = [
+    "K 3.5. Hb 12.10. pH 7.05.", "Kreatinin 01.10. mg/dl",
     "Dopamine 30MCG/MIN titrated.",
     "Heparin 5000U bolus.",
     "NS at 100CC/HR overnight.",

@@ -94,6 +94,10 @@ _DATE_SPACED_RE = re.compile(r"(?<![\w.,/:-])(?P<a>\d{1,2})[ \t](?P<b>\d{1,2})[ 
 # "strength", "x", ... before it). A false DATE on a value only changes the
 # placeholder of a number that is masked anyway; a missed date leaks.
 _DATE_MONTH_DAY_RE = re.compile(_AFTER_WORD_MARK + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/])(?![.,:]\d)")
+# 06.10., 15.03.: day.month. without a year, as German, Dutch or Nordic narratives write it. Two
+# digits each, one of them with a leading zero, and the closing full stop: "K 3.5." and "Hb 12.10."
+# are values, and a decimal with a leading zero in its fraction rarely ends a sentence
+_DATE_DAY_MONTH_DOT_RE = re.compile(r"(?<![\w.,/:])(?P<d>\d{2})\.(?P<m>\d{2})\.(?!\d)")
 _VALUE_BEFORE_RE = re.compile(
     r"(?:\b(?:n?i?bp|b/p|abp|blood\s+pressure|pressures?|strength|power|motor|muscles?|scored?|"
     r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
@@ -267,6 +271,11 @@ def _month_day_dates(text: str) -> Iterator[PatternMatch]:
                 and not _preceded_by(text, m.start(), _DATE_WORD_BEFORE_RE, 12)):
             continue
         yield PatternMatch(m.start(), m.end(), "DATE", "date_month_day")
+    for m in _DATE_DAY_MONTH_DOT_RE.finditer(text):
+        d, mon = m.group("d"), m.group("m")
+        if ("0" in (d[0], mon[0]) and 1 <= int(d) <= 31 and 1 <= int(mon) <= 12
+                and not _in_value_context(text, m.start(), m.end())):
+            yield PatternMatch(m.start(), m.end() - 1, "DATE", "date_month_day")
 
 # "on 1st step mattress", "received 2nd unit", "3RD CDIFF CULTURE": an ordinal straight before
 # a word is a count of that word, unless the word can continue a date (a month, a weekday, a
