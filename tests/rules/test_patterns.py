@@ -531,3 +531,12 @@ def test_a_decade_after_the_is_an_age_a_measurement_may_claim() -> None:
     assert [m.detector for m in find_ages("HR in the 100s")] == [AGE_DECADE_MEASURE]
     assert [m.detector for m in find_ages("in the nineties")] == [AGE_DECADE_MEASURE]
     assert find_ages("SBP in the 150s to 190s") == []
+
+
+def test_a_lab_trend_of_dates_and_values_is_no_phone_number() -> None:
+    text = "Platelet trend: 09/01 231 x10^9/L; 09/03 198; 09/06 112; 09/07 platelets 42 x10^9/L."
+    found = [(text[m.start:m.end], m.category) for m in DETECTOR.find(text)]
+    assert [c for _, c in found] == ["DATE"] * 4
+    # a phone number with an extension, and one with an area code before a slash, stay phones
+    for phone in ("call [[410 555 0123 x12]] today", "Wien [[01/234 5678]]"):
+        assert_found(phone, "PHONE")

@@ -143,7 +143,20 @@ def _phone_ok(text: str, start: int, end: int, date_cover: bytearray) -> bool:
         return False
     if 1 in date_cover[start:end]:
         return False
+    if text[end:end + 1] == "^":
+        return False  # "231 x10^9/L": a count in scientific notation, not an extension
+    m = _DATE_THEN_VALUE_RE.fullmatch(span)
+    if m is not None and _month_day(int(m.group("a")), int(m.group("b"))):
+        return False  # "09/03 198" of a lab trend: a month/day and the value measured on it
     return not _followed_by(text, end, _UNIT_AHEAD_RE)
+
+
+#: a month/day and one short number after it ("09/03 198", "9/6 112"), as lab trends list values
+_DATE_THEN_VALUE_RE = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})[ \t]+\d{1,4}(?:[ \t]?x\d{1,2})?")
+
+
+def _month_day(a: int, b: int) -> bool:
+    return (1 <= a <= 12 and 1 <= b <= 31) or (1 <= a <= 31 and 1 <= b <= 12)
 
 
 class _PhoneFinder:
