@@ -79,6 +79,10 @@ DATES = [
 ]
 
 AGES = [
+    "Jordan Whitlock, [[27]], schizoaffective disorder",
+    "she is [[24]] and was on the pill",
+    "im [[29]], this is ruining my life",
+    "Caller: her father, Earl Whitaker, [[93]], has diabetes",
     "A [[9]] y.o. boy developed a rash.",
     "A [[9]]yo boy developed a rash.",
     "A [[9]] yo boy developed a rash.",
@@ -298,6 +302,7 @@ def test_phones_without_library_regions(marked: str) -> None:
 
 # Clinical values: nothing is found at all.
 CLINICAL = [
+    "he was 3 days post-op", "pt is 20 mg",
     "K 3.5. Hb 12.10. pH 7.05.", "Kreatinin 01.10. mg/dl",
     "Dopamine 30MCG/MIN titrated.",
     "Heparin 5000U bolus.",

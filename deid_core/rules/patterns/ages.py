@@ -1,4 +1,4 @@
-"""AGE detection: "45 y.o.", "aged 32", "in her 80s", "67M", "98 s/p", infant ages in months, weeks, days.
+"""AGE detection: "45 y.o.", "aged 32", "in her 80s", "67M", "98 s/p", "she is 24", "Ann Lee, 27,", infant ages.
 
 Why this module exists: an age is a quasi-identifier (ages over 89 are PHI
 under HIPAA Safe Harbor, and every age narrows down a patient), and it hides
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 import regex as re
 
-from deid_core.rules.patterns.common import PatternMatch, _followed_by, _preceded_by
+from deid_core.rules.patterns.common import _UNIT_AHEAD_RE, PatternMatch, _followed_by, _preceded_by
 
 _UNIT_NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine)"
 # one..ninety-nine in words, factored by first letter so a failing word is left fast
@@ -96,6 +96,21 @@ _AGE_SEX_RES: tuple[re.Pattern[str], ...] = (
 # "98 s/p left hip fx", "72 h/o CHF": a nursing note opens with the age, then "status post" or
 # "history of"; not "day 3 s/p", "POD 2 s/p", "bed 12 s/p"
 _AGE_HISTORY_RE = re.compile(r"(?<![\w.,/-])(?P<num>\d{2,3})\s+(?i:s/p|h/o)(?![^\W\d_])")
+# "she is 24 and was on...", "I'm 29", "hes 16" (lay reports): an age after a person as subject;
+# a unit after the number makes it a duration or a value ("he was 3 days post-op", "she is 20 mg")
+_AGE_SUBJECT_RE = re.compile(
+    r"(?<![^\W\d_])(?i:(?:she|he|i|pt|patient)(?:\s+(?:is|was|am)|['’](?:s|m))|im|hes|shes)"
+    r"\s+(?i:now\s+|only\s+|just\s+)?(?P<num>\d{1,3})(?![\d/]|[.,]\d)"
+)
+# "Jordan Whitlock, 27, schizoaffective", "Earl Lee Whitaker, 84, has": a number between commas right
+# after a capitalised word is the age of the person just named; a month or weekday before it is a date's
+_AGE_AFTER_NAME_RE = re.compile(
+    r"(?<=\b(?P<word>[A-Z][a-z'’-]+),[ \t])(?P<num>\d{1,3})(?=,[ \t]|[ \t]+(?i:yo|y/o|years?\b))"
+)
+_CALENDAR_WORDS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr "
+    "jun jul aug sep sept oct nov dec monday tuesday wednesday thursday friday saturday sunday".split()
+)
 _COUNT_BEFORE_RE = re.compile(
     r"\b(?:day|pod|hd|week|wk|month|year|cycle|dose|bed|room|no|number|x)\s*[#.:]?\s*$|[#x×]\s*$", re.IGNORECASE
 )
@@ -163,6 +178,13 @@ def find_ages(text: str) -> list[PatternMatch]:
         for m in _AGE_HISTORY_RE.finditer(text):
             if 18 <= int(m.group("num")) <= 125 and not _preceded_by(text, m.start(), _COUNT_BEFORE_RE, 12):
                 out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_history"))
+    for m in _AGE_SUBJECT_RE.finditer(text):
+        if 1 <= int(m.group("num")) <= 120 and not _followed_by(text, m.end(), _UNIT_AHEAD_RE):
+            out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_subject"))
+    if ", " in text:
+        for m in _AGE_AFTER_NAME_RE.finditer(text):
+            if 1 <= int(m.group("num")) <= 120 and m.group("word").lower() not in _CALENDAR_WORDS:
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_after_name"))
     for rx in _AGE_SEX_RES:
         for m in rx.finditer(text):
             if not 1 <= int(m.group("num")) <= 120:
