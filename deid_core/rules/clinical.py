@@ -64,6 +64,11 @@ value after an analyte that is also a US state code ("CA 90210") is not
 taken as a lab value, nor is a value that reads as a date ("PT 8/14",
 "level 3-12", "2014").
 
+Two kinds are decided by the rule de-identifier, which knows the dictionary
+flags: ``strength``, a bare number right after a complete drug name
+("Allegra 180", "co-codamol 30/500"), and ``product``, a word no list knows
+right before a dose ("Microgynon 30 mcg").
+
 A lone number, a lone letter and any word outside such an expression are
 left to the inverse rule. Single letters inside an expression ("mmol/L",
 "K 3.2") are safe; a lone initial stays unsafe.

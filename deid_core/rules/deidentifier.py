@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from deid_core.categories import SAFE_LABEL, UNKNOWN_LABEL
@@ -311,6 +311,31 @@ def _is_drug_strength(text: str, tokens: Sequence[Token], i: int, flags: Sequenc
                 and not flags[prev] & _STOPWORD)
 
 
+#: units a product's dose is written in: "Synthroid 50 mcg", "Xarelto 20 mg", "Ventolin 2 puffs"
+_DOSE_UNITS = frozenset({
+    "mg", "mcg", "µg", "μg", "ug", "g", "gm", "ml", "iu", "units", "unit", "u", "tab", "tabs", "tablet",
+    "tablets", "cap", "caps", "capsule", "capsules", "puff", "puffs", "drops", "patch", "meq", "mmol",
+})
+
+
+def _is_product_before_dose(text: str, tokens: Sequence[Token], i: int, clinical: Mapping[int, str]) -> bool:
+    """A word no list knows, right before a dose ("Synthroid 50 mcg", "Microgynon 30 mcg"): a product's name.
+
+    Brand names outnumber any drug list; a dose after one names what was taken. Only a word the
+    lists do not know at all (a name-list word stays masked: "Dr Smith 40 mg" keeps "Smith"), one
+    space before a number that opens a clinical quantity, and a dose unit after the number.
+    """
+    j = i + 1
+    if j + 1 >= len(tokens) or clinical.get(j) != "quantity" or not tokens[j].text[:1].isdigit():
+        return False
+    if not _STRENGTH_GAP.fullmatch(text[tokens[i].end:tokens[j].start]) or len(tokens[i].text) < 3:
+        return False
+    k = j + 1
+    while k < len(tokens) and clinical.get(k) == "quantity" and tokens[k].text.isdigit():
+        k += 1  # "2.5 mg": the decimal's second part
+    return k < len(tokens) and clinical.get(k) == "quantity" and tokens[k].lower in _DOSE_UNITS
+
+
 def _is_article_before_safe_word(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
     """"A" or "an" as the article before a number or a word a safe list knows and no name or place list
     has ("A 45-year-old", "reported by a pharmacist", "AN ELDERLY"): never PHI, so it gets the reason
@@ -430,6 +455,9 @@ class RuleDeidentifier:
             if (kind is None and reason == "digit" and self.clinical is not None
                     and _is_drug_strength(text, tokens, i, flags)):
                 kind = "strength"
+            elif (kind is None and reason == "unknown" and clinical
+                    and _is_product_before_dose(text, tokens, i, clinical)):
+                kind = "product"
             if kind is not None and self._clinical_wins(reason, tok, kind):
                 reasons[i] = f"clinical:{kind}"
                 continue

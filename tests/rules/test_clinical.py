@@ -427,3 +427,17 @@ def test_a_bare_number_after_a_drug_name_is_its_strength(rules: RuleDeidentifier
 @pytest.mark.parametrize("text", ["lisinopril 4471298", "aspirin 3/14", "lisinopril\n20 patients", "aspirin. 20"])
 def test_no_strength_for_long_numbers_dates_or_across_lines(rules: RuleDeidentifier, text: str) -> None:
     assert all(reason != "clinical:strength" for _, reason in _verdict(rules, text).values())
+
+
+def test_an_unknown_word_before_a_dose_is_a_product(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "She took Microgynon 30 mcg daily and Zorvex 2.5 mg at night.")
+    assert v["Microgynon"] == (False, "clinical:product") and v["Zorvex"] == (False, "clinical:product")
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("Seen by Dr Smith 40 mg given", "Smith"),       # a name (title, name list) stays masked
+    ("Zorvex 5 miles from home", "Zorvex"),          # no dose unit: no product
+    ("Zorvex, 30 mg later", "Zorvex"),               # not straight before the dose
+])
+def test_no_product_without_a_dose_right_after_an_unknown_word(rules: RuleDeidentifier, text: str, word: str) -> None:
+    assert _verdict(rules, text)[word][1] != "clinical:product"
