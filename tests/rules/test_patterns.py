@@ -31,6 +31,9 @@ def assert_found(marked: str, category: str, detector: PatternDetector = DETECTO
 
 
 DATES = [
+    "CK 640 U/L on [[28 XI 2023]].",
+    "zdarzenie [[28.XI.2023]] r.",
+    "admitted [[3-IV-21]] with rash",
     "On day 4 of therapy ([[06.10]].) he fainted.",
     "Fieber seit dem [[15.03]]. mit Schüttelfrost.",
     "Onset [[12-JAN-2014]] after the first dose.",
@@ -302,6 +305,7 @@ def test_phones_without_library_regions(marked: str) -> None:
 
 # Clinical values: nothing is found at all.
 CLINICAL = [
+    "grade 2 IV 20 mg", "WBC 5 X 10 9/L",
     "he was 3 days post-op", "pt is 20 mg",
     "K 3.5. Hb 12.10. pH 7.05.", "Kreatinin 01.10. mg/dl",
     "Dopamine 30MCG/MIN titrated.",

@@ -94,6 +94,13 @@ _DATE_SPACED_RE = re.compile(r"(?<![\w.,/:-])(?P<a>\d{1,2})[ \t](?P<b>\d{1,2})[ 
 # "strength", "x", ... before it). A false DATE on a value only changes the
 # placeholder of a number that is masked anyway; a missed date leaks.
 _DATE_MONTH_DAY_RE = re.compile(_AFTER_WORD_MARK + r"(?P<a>\d{1,2})/(?P<b>\d{1,2})(?![\w/])(?![.,:]\d)")
+# 28 XI 2023, 28.XI.2023, 3-IV-21: the month in Roman numerals, as Polish, Czech, Italian or Romanian
+# reports write it. Spaces between the parts need a four-digit year ("5 X 10 mg" is a dose)
+_ROMAN_MONTHS = {r: i for i, r in enumerate("I II III IV V VI VII VIII IX X XI XII".split(), 1)}
+_DATE_ROMAN_MONTH_RE = re.compile(
+    r"(?<![\w.,/:-])(?P<d>\d{1,2})(?P<sep>[ .\-/])(?P<m>XII|XI|X|IX|VIII|VII|VI|V|IV|III|II|I)(?P=sep)"
+    r"(?P<y>(?:19|20)\d{2}|\d{2})(?!\d|[.,]\d)"
+)
 # 06.10., 15.03.: day.month. without a year, as German, Dutch or Nordic narratives write it. Two
 # digits each, one of them with a leading zero, and the closing full stop: "K 3.5." and "Hb 12.10."
 # are values, and a decimal with a leading zero in its fraction rarely ends a sentence
@@ -160,7 +167,7 @@ _ORDINAL_NOUN_AFTER_RE = re.compile(
 
 #: Detectors whose matches are fully numeric dates; a phone candidate that
 #: overlaps one of them is a date, not a phone ("21.03.2020", "7 10 2003").
-_NUMERIC_DATE_DETECTORS = frozenset({"date_numeric", "date_iso", "date_compact", "date_spaced"})
+_NUMERIC_DATE_DETECTORS = frozenset({"date_numeric", "date_iso", "date_compact", "date_spaced", "date_roman"})
 
 
 def _day_month_ok(a: int, b: int) -> bool:
@@ -242,6 +249,9 @@ def _numeric_dates(text: str) -> Iterator[PatternMatch]:
     for m in _DATE_MONTH_YEAR_RE.finditer(text):
         if 1 <= int(m.group("m")) <= 12 and _year_ok(m.group("y")):
             yield PatternMatch(m.start(), m.end(), "DATE", "date_month_year")
+    for m in _DATE_ROMAN_MONTH_RE.finditer(text):
+        if 1 <= int(m.group("d")) <= 31 and (m.group("sep") != " " or len(m.group("y")) == 4):
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_roman")
     for m in _DATE_COMPACT_RE.finditer(text):
         if _is_compact_date(m.group()):
             yield PatternMatch(m.start(), m.end(), "DATE", "date_compact")

@@ -40,7 +40,7 @@ _DETECTOR_RANK = {
             "id_keyword", "id_ssn", "id_code", "id_digits",
             "url_scheme", "url_www", "url_domain",
             "phone_keyword", "phone_lib", "phone_nanp", "phone_intl", "phone_local",
-            "date_text", "date_iso", "date_numeric", "date_compact", "date_spaced", "date_month_year",
+            "date_text", "date_iso", "date_numeric", "date_roman", "date_compact", "date_spaced", "date_month_year",
             "date_period", "date_month_day", "date_year", "date_ordinal", "date_month_name",
         )
     )
