@@ -157,24 +157,20 @@ def _print_frontier(rows: list[dict]) -> None:
     print(f"{'deid.pl':>10s} {'':7s} {'':7s} {DEIDPL_TEST[0]:7.4f} {DEIDPL_TEST[1]:7.4f}")
 
 
-#: with --rendered: score the output under this policy (the default one when None)
-RENDERED_POLICY: list[str | None] = []
-
-
 def run(method: Method, split: str, model_dir: Path | None = None,
-        docs: list[Document] | None = None) -> tuple[Counts, float, str]:
-    """Score `method` on a PhysioNet split, or on `docs` when given (its output under a policy with --rendered)."""
+        docs: list[Document] | None = None, rendered: str | None = None) -> tuple[Counts, float, str]:
+    """Score `method` on a PhysioNet split, or on `docs` when given.
+
+    `rendered`: score the output under that policy ("" for the configured one) instead of the mask.
+    """
     cfg = load_config()
     art = DictionaryArtifact.load(cfg.dictionaries.artifact)
     hipaa = HipaaMap.load(cfg.evaluation.label_map, cfg.evaluation.hipaa_age_threshold)
     det = build_detector(method, cfg, art, model_dir=model_dir)
-    if RENDERED_POLICY:
-        from deid_core.pipeline import DeidPipeline, RenderedSpans, throwaway_key
-        from deid_core.replace.policy import load_policy
+    if rendered is not None:
+        from deid_core.pipeline import RenderedSpans
 
-        prof = load_policy(RENDERED_POLICY[0] or cfg.replacement.default_policy, cfg.replacement.policies_dir)
-        det = RenderedSpans(DeidPipeline.build(cfg, prof, throwaway_key() if prof.needs_key else None,
-                                               method=method, artifact=art, model_dir=model_dir))
+        det = RenderedSpans.build(cfg, rendered or None, method=method, artifact=art, model_dir=model_dir)  # type: ignore[assignment]
     if docs is None:
         docs = read_jsonl(require(PHYSIONET / f"{split}.jsonl"))
     # one detector call for the whole split: the timing is the detector's alone
@@ -194,9 +190,9 @@ def model_info(model_dir: Path | None) -> dict:
 
 
 def evaluate(name: str, method: Method, split: str, model_dir: Path | None = None,
-             docs: list[Document] | None = None) -> dict:
+             docs: list[Document] | None = None, rendered: str | None = None) -> dict:
     """One result row: `run` plus the family, training time and detection speed (tokens/s)."""
-    c, secs, version = run(method, split, model_dir, docs=docs)
+    c, secs, version = run(method, split, model_dir, docs=docs, rendered=rendered)
     d = c.as_dict()
     d.update(name=name, method=method.value, split=split, version=version, detect_seconds=round(secs, 2),
              tokens_per_second=round(c.tokens / secs, 1) if secs > 0 else None)
@@ -278,17 +274,16 @@ def main() -> None:
                     help="score what the output changes under a policy (default: the configured one): ages "
                          "under 90, years alone, states and countries it keeps count as unmasked")
     args = ap.parse_args()
-    if args.rendered is not None:
-        RENDERED_POLICY.append(args.rendered or None)
     results = []
     if args.models:
         parts = [(f"v-{s}", vaers_docs(s)) for s in (args.split or ["dev"])] if args.vaers else \
             [(s, None) for s in (args.split or ["dev"])]
         for split, docs in parts:
-            results.append(evaluate("rules", Method.rules, split, docs=docs))
+            results.append(evaluate("rules", Method.rules, split, docs=docs, rendered=args.rendered))
             for model_dir in args.models:
                 for method in (Method.deep, Method.hybrid):
-                    results.append(evaluate(f"{model_dir.name}/{method.value}", method, split, model_dir, docs))
+                    results.append(evaluate(f"{model_dir.name}/{method.value}", method, split, model_dir, docs,
+                                            rendered=args.rendered))
         if args.json:
             print(json.dumps(results, indent=2))
         else:
@@ -305,7 +300,7 @@ def main() -> None:
         for split in args.split or ["dev", "test"]:
             docs = vaers_docs(split)
             for m in Method:
-                c, secs, version = run(m, f"vaers-{split}", args.model, docs=docs)
+                c, secs, version = run(m, f"vaers-{split}", args.model, docs=docs, rendered=args.rendered)
                 d = c.as_dict()
                 d.update(name=m.value, method=m.value, split=f"v-{split}", version=version,
                          detect_seconds=round(secs, 2))
@@ -318,7 +313,7 @@ def main() -> None:
         docs = synthetic_docs(args.synthetic)
         corpus = f"synth{args.synthetic}"
         for m in Method:
-            c, secs, version = run(m, corpus, docs=docs)
+            c, secs, version = run(m, corpus, docs=docs, rendered=args.rendered)
             d = c.as_dict()
             d.update(name=m.value, method=m.value, split=corpus, seed=SYNTHETIC_SEED, version=version,
                      detect_seconds=round(secs, 2))
@@ -339,7 +334,7 @@ def main() -> None:
         jobs = [(m.value, m, args.model) for m in Method]
     for name, method, model_dir in jobs:
         for split in splits:
-            c, secs, version = run(method, split, model_dir)
+            c, secs, version = run(method, split, model_dir, rendered=args.rendered)
             d = c.as_dict()
             d.update(name=name, method=method.value, split=split, version=version, detect_seconds=round(secs, 2))
             results.append(d)

@@ -179,13 +179,10 @@ def evaluate(
     detector = None if preds is not None or rendered else build_detector(method, cfg, art, model_dir=model)
     scored: object = detector
     if rendered:
-        from deid_core.pipeline import DeidPipeline, RenderedSpans, throwaway_key
-        from deid_core.replace.policy import load_policy
+        from deid_core.pipeline import RenderedSpans
 
-        prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
-        pipe = DeidPipeline.build(cfg, prof, throwaway_key() if prof.needs_key else None, method=method,
-                                  artifact=art, model_dir=model)
-        detector, scored = pipe.detector, RenderedSpans(pipe)
+        spans = RenderedSpans.build(cfg, policy, method=method, artifact=art, model_dir=model)
+        detector, scored = spans.pipeline.detector, spans
     try:
         res = evaluate_corpus(_documents(gold, progress), hipaa, detector=scored,  # type: ignore[arg-type]
                               predictions=preds, is_drug=drug_names(art), batch_size=BATCH)

@@ -102,6 +102,16 @@ class RenderedSpans:
     def __init__(self, pipeline: DeidPipeline) -> None:
         self.pipeline = pipeline
 
+    @classmethod
+    def build(cls, cfg: DeidConfig, policy: str | None, *, method: Method = Method.hybrid,
+              artifact: DictionaryArtifact | None = None, model_dir: Path | None = None) -> RenderedSpans:
+        """The pipeline under `policy` (a name or YAML path; None: the configured default), with a throwaway key."""
+        from deid_core.replace.policy import load_policy
+
+        prof = load_policy(policy or cfg.replacement.default_policy, cfg.replacement.policies_dir)
+        return cls(DeidPipeline.build(cfg, prof, throwaway_key() if prof.needs_key else None, method=method,
+                                      artifact=artifact, model_dir=model_dir))
+
     @property
     def version(self) -> str:
         return self.pipeline.version
