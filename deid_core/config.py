@@ -40,6 +40,8 @@ class DictionarySources(_Strict):
     street_words: Path
     written_numbers: Path
     institution_names: Path
+    #: clinical and pharmacovigilance abbreviations the medical list lacks ("ULN", "SJS"); None: none
+    clinical_abbreviations: Path | None = None
     min_city_population: int = Field(ge=0)
     faker_locales: list[str]
     meddra_dir: Path | None = None
@@ -73,6 +75,9 @@ class DictionaryConfig(_Strict):
     artifact: Path
     sources: DictionarySources
     ambiguity: AmbiguityConfig
+    #: add the British spelling of every safe word ("haemorrhage", "oedema", "hospitalised";
+    #: `deid_core.dictionaries.spelling`)
+    british_spellings: bool = True
     user_allow: Path | None = None
     user_deny: Path | None = None
 
@@ -87,6 +92,9 @@ class ContextConfig(_Strict):
     #: capitalised name words before an everyday organisation head ("Nationwide Allergy Associates");
     #: needs `RulesConfig.organisation_heads`
     organisations: bool = True
+    #: a capitalised road or station word with its number ("Route 9W", "Fire Station 3");
+    #: needs `RulesConfig.numbered_places`
+    numbered_places: bool = True
 
 
 class ScoreConfig(_Strict):
@@ -140,6 +148,8 @@ class RulesConfig(_Strict):
     #: words that name a kind of facility, not which one ("intensive", "oncology"): an
     #: organisation's name needs one word outside them
     facility_words: Path | None = None
+    #: words that name a place when a number follows ("Route", "Station"); None: detector off
+    numbered_places: Path | None = None
     scores: ScoreConfig
     #: None: no clinical-value evidence (every number and unit letter masked, as before)
     clinical: ClinicalConfig | None = None

@@ -22,18 +22,22 @@ PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHO
 #: document ("unknown:lower_case"; `deid_core.rules.case_profile`): rarely a name, so it gets its own threshold
 LOWER_CASE_FAMILY = "lower_case"
 LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
+#: the family of a medical-list word of five letters or more written in lower case in a mixed-case document
+#: ("medical:lower_case"): in a note whose capitals mark names, such a word ("melanoma", "spondylitis")
+#: is vocabulary, and a reviewer needs it; the family lets policy hold it to a lower bar than "medical"
+MEDICAL_LOWER_CASE_FAMILY = "medical_lower_case"
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
                                    *PATTERN_FAMILIES, LOWER_CASE_FAMILY)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
 #: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
-SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article")
+SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", MEDICAL_LOWER_CASE_FAMILY)
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
     """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
-    "lower_case" for "unknown:lower_case").
+    "lower_case" for "unknown:lower_case", "medical_lower_case" for the safe "medical:lower_case").
 
     One definition for the combiner at run time and the threshold search, so
     a threshold is applied to exactly the tokens it was tuned on. A reason
@@ -43,6 +47,8 @@ def reason_family(reason: str, rules_unsafe: bool) -> str:
         return reason
     if rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
         return LOWER_CASE_FAMILY
+    if not rules_unsafe and reason == "medical" + LOWER_CASE_SUFFIX:
+        return MEDICAL_LOWER_CASE_FAMILY
     family = reason.split(":", 1)[0]
     if rules_unsafe:
         return family if family in MASKED_REASONS else "unknown"

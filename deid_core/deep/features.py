@@ -17,7 +17,7 @@ import numpy as np
 from deid_core.config import ArchitectureConfig, DeidConfig, read_word_list
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.rules.features import FEATURE_NAMES
-from deid_core.thresholds import PATTERN_FAMILIES, reason_family
+from deid_core.thresholds import MEDICAL_LOWER_CASE_FAMILY, PATTERN_FAMILIES, reason_family
 
 CASE_FEATURES: tuple[str, ...] = ("case_lower", "case_upper", "case_title", "case_mixed", "case_no_letters")
 REASON_FEATURES: tuple[str, ...] = (
@@ -99,7 +99,9 @@ def extra_features(
         if categories:
             off += len(REASON_FEATURES)
             for i, reason in enumerate(analysis.reasons):
-                k = _FAMILY_INDEX.get(reason_family(reason, analysis.unsafe[i]))
+                family = reason_family(reason, analysis.unsafe[i])
+                # the network reads a word's list, not the threshold policy's split of it
+                k = _FAMILY_INDEX.get("medical" if family == MEDICAL_LOWER_CASE_FAMILY else family)
                 if k is not None:
                     out[i, off + k] = 1.0
     return out

@@ -11,6 +11,7 @@ whole phrase occurs in order.
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -20,14 +21,30 @@ from typing import Any
 
 import deid_core
 from deid_core.config import DeidConfig, read_word_list
-from deid_core.dictionaries import sources
+from deid_core.dictionaries import sources, spelling
 from deid_core.dictionaries.artifact import DictionaryArtifact, fold_accents
-from deid_core.dictionaries.flags import SAFE, Lex
+from deid_core.dictionaries.flags import SAFE, UNSAFE, Lex
 from deid_core.text.tokenize import tokenize
 
 
 def _words(entry: str) -> list[str]:
     return [t.text.lower() for t in tokenize(entry)]
+
+
+#: a possessive "'s" inside a multi-word entry ("new year's eve", "St Patrick's Day")
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
+
+
+def _phrase_forms(entry: str) -> list[list[str]]:
+    """The entry's words, and the same without the possessive's apostrophe.
+
+    Lay writers drop it ("new years eve", "valentines day"); the tokenizer
+    splits "year's" into "year" + "s", so the fused form is a phrase of its own.
+    """
+    forms = [_words(entry)]
+    if _POSSESSIVE.search(entry):
+        forms.append(_words(_POSSESSIVE.sub("s", entry)))
+    return forms
 
 
 @dataclass
@@ -66,7 +83,8 @@ class _Builder:
             if len(tokens) == 1:
                 self.add_word(tokens[0], flag)
                 continue
-            self.add_phrase(tokens, flag)
+            for form in _phrase_forms(entry):
+                self.add_phrase(form, flag)
             if bag_min_len is not None:
                 for w in tokens:
                     if len(w) >= bag_min_len:
@@ -111,6 +129,10 @@ def build_payload(cfg: DeidConfig) -> dict[str, Any]:
     b.record("medical_terms", "debian:hunspell-en-med+hunspell-en-us",
              f"{_debian_version('hunspell-en-med')}+{_debian_version('hunspell-en-us')}",
              b.add_bag(med, Lex.MEDICAL))
+    if src.clinical_abbreviations is not None:
+        abbr = read_word_list(src.clinical_abbreviations)
+        b.record("clinical_abbreviations", f"conf:{src.clinical_abbreviations.name}",
+                 _file_sha(src.clinical_abbreviations), b.add_bag(abbr, Lex.MEDICAL))
     drugs = sources.read_drug_names()
     b.record("drug_names", "pypi:drug-named-entity-recognition",
              sources.package_version("drug-named-entity-recognition"), b.add_bag(drugs, Lex.DRUG))
@@ -194,6 +216,11 @@ def build_payload(cfg: DeidConfig) -> dict[str, Any]:
         b.record("user_deny", f"conf:{cfg.dictionaries.user_deny.name}", _file_sha(cfg.dictionaries.user_deny),
                  b.add_unsafe(deny, Lex.USER_DENY, bag_min_len=1))
 
+    if cfg.dictionaries.british_spellings:
+        # last, so a derived form never filters a name out and never flags a string a list has
+        b.record("british_spellings", "rules:deid_core.dictionaries.spelling", spelling.RULES_VERSION,
+                 _add_british_spellings(b))
+
     counts = {f.name: sum(1 for v in b.words.values() if v & int(f)) for f in Lex}
     metadata = {
         "builder": f"deid_core {deid_core.__version__}",
@@ -201,6 +228,24 @@ def build_payload(cfg: DeidConfig) -> dict[str, Any]:
         "counts": {"words": len(b.words), "phrases": len(b.phrases), "by_flag": counts},
     }
     return DictionaryArtifact.to_payload(b.words, list(b.phrases.items()), metadata)
+
+
+#: the flags a British form inherits from its American word: the safe lists' (never a name's or place's)
+_SPELLING_FLAGS = int(Lex.COMMON_WORD | Lex.MEDICAL | Lex.DRUG | Lex.DRUG_NAME | Lex.MEDDRA | Lex.WHODRUG)
+
+
+def _add_british_spellings(b: _Builder) -> int:
+    """Add each safe word's British forms that no list has yet; return how many were added."""
+    added: dict[str, int] = {}
+    for word, flags in b.words.items():
+        inherited = flags & _SPELLING_FLAGS
+        if not inherited or flags & int(UNSAFE):
+            continue
+        for form in spelling.british_forms(word):
+            if form not in b.words:
+                added[form] = added.get(form, 0) | inherited
+    b.words.update(added)
+    return len(added)
 
 
 def _add_licensed(cfg: DeidConfig, b: _Builder) -> None:

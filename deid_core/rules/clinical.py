@@ -185,10 +185,13 @@ _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:" + _STEADY + r"
          # "visual acuity fell from 20/40", "INR improved from 4.1"
          r"|(?:fell|rose|dropped|improved|worsened|increased|decreased|went)\s+(?:from|to)"
          # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
-         r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged)(?:\s+(?:at|in the|between))?)"
+         # "BP has been stable in the 120s", "rr cont in the 30s"
+         r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged|cont|continu(?:es|ed|ing))"
+         r"(?:\s+" + _STEADY + r")?(?:\s+(?:at|in the|between))?)"
          r"\s+|\s+|(?=\s?[<>≤≥]))")
-#: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s")
-_SERIES_NUMBER = rf"(?:\d+0'?s|{_NUMBER}|\.\d+)"
+#: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s");
+#: "teens" ("RR in the teens")
+_SERIES_NUMBER = rf"(?:\d+0'?s|teens|{_NUMBER}|\.\d+)"
 _SERIES_PART = rf"(?:{_SERIES_NUMBER}(?:\s?(?:-|–)\s?{_SERIES_NUMBER})?)"
 #: an analyte's value: a number, a ratio or series ("120/80", "100-120/50-60s", "7.38/47/72"),
 #: a multiple of a limit ("3x ULN"), with optional unit
@@ -349,7 +352,8 @@ class ClinicalEvidence:
             unit = _TRAILING_UNIT.search(value)
             # a trailing word after the value must be a unit, else only the number is the value
             end = m.end()
-            if unit and not _LIMIT.fullmatch(unit.group()) and not self._unit_expression(unit.group()):
+            if (unit and not _LIMIT.fullmatch(unit.group()) and not self._unit_expression(unit.group())
+                    and unit.group().lower() != "teens"):  # "RR in the teens": the word is the value
                 end = m.start("value") + unit.start()
                 while end > start and text[end - 1].isspace():
                     end -= 1

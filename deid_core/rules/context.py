@@ -30,6 +30,8 @@ _ORG_WORDS = 4
 #: between the words of an organisation's name: spaces, "&", a hyphen or an apostrophe; no full stop,
 #: which would join the last word of a sentence to a capitalised word opening the next
 _ORG_GAP = re.compile(r"[ \t]{1,2}|[ \t]?[&'’-][ \t]?|[ \t]+&[ \t]+")
+#: the number of a road or station: "9W", "101", "3" (no leading zero, one letter at most)
+_NUMBERED = re.compile(r"[1-9][0-9]{0,3}[A-Za-z]?")
 #: between a kinship word and the name: "son Don", "son, Don", "daughter (Maria)", "wife: Mary"
 _KIN_GAP = re.compile(r"[ \t]*[,:(-]?[ \t]*")
 
@@ -58,6 +60,8 @@ class ContextLexicon:
     organisation_heads: frozenset[tuple[str, ...]] = frozenset()
     #: words that name a kind of facility, not which one ("intensive", "care", "oncology")
     facility_words: frozenset[str] = frozenset()
+    #: words that name a place when a number follows them ("route", "station")
+    numbered_places: frozenset[str] = frozenset()
 
     @classmethod
     def from_config(cls, rules: RulesConfig) -> ContextLexicon:
@@ -82,6 +86,7 @@ class ContextLexicon:
                 if key
             ) if rules.organisation_heads is not None else frozenset(),
             facility_words=words(rules.facility_words) if rules.facility_words is not None else frozenset(),
+            numbered_places=words(rules.numbered_places) if rules.numbered_places is not None else frozenset(),
         )
 
 
@@ -137,6 +142,8 @@ class ContextDetector:
             hits += self._saint_names(text, tokens, flags, informative)
         if self.enabled.organisations and informative and self.lex.organisation_heads:
             hits += self._organisations(text, tokens, flags)
+        if self.enabled.numbered_places and informative and self.lex.numbered_places:
+            hits += self._numbered_places(text, tokens, flags)
         if self.enabled.addresses:
             hits += self._addresses(text, tokens, flags, informative)
             hits += self._state_codes(text, tokens, flags, informative)
@@ -323,6 +330,37 @@ class ContextDetector:
             out.append(j)
             j -= 1
         return out if distinctive else []
+
+    # ---- "Route 9W", "Plainview Municipal Fire Station 3" ---------------------
+
+    def _numbered_places(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
+        """A title-case road or station word, one space, a number: the place, with its name words.
+
+        Only called where case is informative. The number has one to four
+        digits, no leading zero, and at most one letter after it ("9W", "101",
+        "3"); the capitalised alphabetic words right before it (up to three, no
+        stopword, no drug name) are part of the name.
+        """
+        hits: list[ContextHit] = []
+        for i in range(len(tokens) - 1):
+            tok, num = tokens[i], tokens[i + 1]
+            if tok.lower not in self.lex.numbered_places or not _title(tok):
+                continue
+            if text[tok.end:num.start] != " " or not _NUMBERED.fullmatch(num.text):
+                continue
+            after = text[num.end:num.end + 1]
+            if after and (after.isalnum() or after in "/.,:-" and text[num.end + 1:num.end + 2].isdigit()):
+                continue  # "Route 1/2", "Station 3.5": not a place number
+            words = [i, i + 1]
+            j = i - 1
+            while j >= 0 and len(words) < 5 and text[tokens[j].end:tokens[j + 1].start] == " ":
+                prev = tokens[j]
+                if not (_capitalised(prev) and prev.text.isalpha()) or flags[j] & (Bits.STOPWORD | Bits.DRUG_NAME):
+                    break
+                words.append(j)
+                j -= 1
+            hits += [ContextHit(k, "LOCATION", "numbered_place") for k in sorted(words)]
+        return hits
 
     # ---- "University of Maryland", "Hospital of the Good Samaritan" ----------
 

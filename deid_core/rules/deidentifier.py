@@ -19,7 +19,7 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
-from deid_core.rules.case_profile import case_is_evidence, lower_case_reason
+from deid_core.rules.case_profile import case_is_evidence, lower_case_reason, medical_reason
 from deid_core.rules.clinical import ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
@@ -45,7 +45,8 @@ class RuleAnalysis:
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
     "unsafe_list", "digit", "single_letter", "unknown"; in a mixed-case document a lower-case word
     masked for itself alone adds ":lower_case", as in "unknown:lower_case") or why it is safe
-    ("drug": a complete drug name; "medical": on a medical or MedDRA list; "article": "a" or "an"
+    ("drug": a complete drug name; "medical": on a medical or MedDRA list, "medical:lower_case" for a
+    long one in lower case in a mixed-case document; "article": "a" or "an"
     before a number or a safe word;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
@@ -475,8 +476,9 @@ class RuleDeidentifier:
                 # with its own threshold family, not held to the bar of every common word
                 reasons[i] = "drug"
             elif f & Bits.MEDICAL and not f & _STOPWORD:
-                # safe because a medical or MedDRA list (or a drug name's word bag) knows it
-                reasons[i] = "medical"
+                # safe because a medical or MedDRA list (or a drug name's word bag) knows it;
+                # a long lower-case one in a mixed-case note is "medical:lower_case"
+                reasons[i] = medical_reason(tok, case_evidence)
         # 5) an initial before a masked capitalised word belongs to it ("W. Halverson",
         #    "Martha C. Lindqvist", "U Nebraska"): grouped, both are released together or not at all
         if n:

@@ -32,6 +32,8 @@ def has(art: DictionaryArtifact, word: str, flag: Lex) -> bool:
         ("müller", Lex.SURNAME), ("muller", Lex.SURNAME),
         # affixed forms of the medical list's stems ("extubate/DNG")
         ("extubated", Lex.MEDICAL), ("extubation", Lex.MEDICAL),
+        # clinical abbreviations the medical list lacks (conf/wordlists/clinical_abbreviations.txt)
+        ("uln", Lex.MEDICAL), ("sjs", Lex.MEDICAL), ("qtc", Lex.MEDICAL),
     ],
 )
 def test_lists_are_in_the_artifact(artifact: DictionaryArtifact, word: str, flag: Lex) -> None:
@@ -58,6 +60,21 @@ def test_multi_word_entries_are_phrases(artifact: DictionaryArtifact) -> None:
     assert artifact.phrases.match(["moved", "to", "new", "york", "city"])
     assert [m for m in artifact.phrases.match(["memorial", "day"]) if m[2] & Lex.HOLIDAY]
     assert not has(artifact, "broken", Lex.CITY)  # only "Broken Arrow" as a whole
+
+
+@pytest.mark.parametrize("words", [["new", "year", "s", "eve"], ["new", "years", "eve"], ["valentines", "day"]])
+def test_a_possessive_phrase_matches_without_its_apostrophe(artifact: DictionaryArtifact, words: list[str]) -> None:
+    assert [m for m in artifact.phrases.match(["on", *words, "she"]) if m[2] & Lex.HOLIDAY]
+
+
+def test_clinical_abbreviations_unmask_no_name(artifact: DictionaryArtifact) -> None:
+    """The abbreviation list only adds safe words: none of its entries is on a name or place list."""
+    from deid_core.config import read_word_list
+
+    listed = read_word_list(load_config().dictionaries.sources.clinical_abbreviations)
+    assert len(listed) > 50
+    assert not [w for w in listed if artifact.flags(w.lower()) & int(UNSAFE)]
+    assert "clinical_abbreviations" in {s["name"] for s in artifact.metadata["sources"]}
 
 
 def test_metadata_records_versions_and_hash(artifact: DictionaryArtifact) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from deid_core.config import CaseProfileConfig, DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.rules.case_profile import case_is_evidence, lower_case_reason
+from deid_core.rules.case_profile import case_is_evidence, lower_case_reason, medical_reason
 from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.text.tokenize import tokenize
 from deid_core.thresholds import reason_family
@@ -89,3 +89,33 @@ def test_network_inputs_do_not_change(cfg: DeidConfig, artifact: DictionaryArtif
             extra_features(marked, frozenset({"dr"}), rules=True, categories=categories),
             extra_features(unmarked, frozenset({"dr"}), rules=True, categories=categories),
         )
+
+
+@pytest.mark.parametrize(
+    ("word", "evidence", "reason"),
+    [
+        ("melanoma", True, "medical:lower_case"),
+        ("Melanoma", True, "medical"),  # capitalised: could open an organisation's name
+        ("ank", True, "medical"),  # short words include initials and names ("ank" was PHI on PhysioNet dev)
+        ("melanoma", False, "medical"),  # case says nothing in this note
+    ],
+)
+def test_long_lower_case_medical_words_of_a_mixed_case_note(word: str, evidence: bool, reason: str) -> None:
+    assert medical_reason(tokenize(word)[0], evidence) == reason
+
+
+def test_lower_case_medical_words_have_a_safe_family_with_a_policy_threshold(cfg: DeidConfig) -> None:
+    assert reason_family("medical:lower_case", False) == "medical_lower_case"
+    assert reason_family("medical", False) == "medical"
+    # released unless the network thinks PHI more likely (conf/deid.yaml: policy, not tuned)
+    assert cfg.deep.combiner.by_reason["medical_lower_case"] == 0.5
+
+
+def test_rules_give_the_lower_case_mark_to_safe_medical_words(rules: RuleDeidentifier) -> None:
+    text = "Mr. Halverson has metastatic melanoma and was seen in Clinic today. Melanoma stable."
+    a = rules.analyse(text)
+    r = {t.text: a.reasons[i] for i, t in enumerate(a.tokens)}
+    assert r["melanoma"] == "medical:lower_case"
+    assert r["Melanoma"] == "medical"
+    caps = rules.analyse(text.upper())
+    assert "medical:lower_case" not in caps.reasons

@@ -158,3 +158,30 @@ def test_facility_words_alone_name_no_organisation(rules: RuleDeidentifier, text
 def test_organisations_need_case_information(rules: RuleDeidentifier) -> None:
     # in all-capital text "BRIGHT SMILE DENTAL" cannot be told from a header; the other detectors stay
     assert "organisation" not in hits(rules, "TOOTH PULLED AT BRIGHT SMILE DENTAL TODAY, GIVEN ANTIBIOTIC.").values()
+
+
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("He was stopped by officers on Route 9W near the bridge.", {"Route", "9W"}),
+        ("Crash on Highway 101 at night; she was brought in by ambulance.", {"Highway", "101"}),
+        ("Administered at: Plainview Municipal Fire Station 3. No reaction.",
+         {"Plainview", "Municipal", "Fire", "Station", "3"}),
+    ],
+)
+def test_numbered_places(rules: RuleDeidentifier, text: str, place: set[str]) -> None:
+    assert {w for w, d in hits(rules, text).items() if d == "numbered_place"} == place
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Route: oral. Dose 2 of 3 given.",  # a route of administration, no number after it
+        "The route 2 was changed to IV.",  # lower case
+        "Station 0 is a code, not a place.",  # a leading zero is no road or station number
+        "Station 3.5 mL was drawn up.",  # a decimal is a value
+        "ROUTE 9 CLOSED, PT ARRIVED LATE.",  # capitals carry no case information
+    ],
+)
+def test_no_numbered_place(rules: RuleDeidentifier, text: str) -> None:
+    assert "numbered_place" not in hits(rules, text).values()

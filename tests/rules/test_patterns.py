@@ -143,12 +143,18 @@ PHONES = [
     # dotted groups of two and three digits stay phones (the one-digit-fraction rule spares them)
     "Call [[1.800.555.1234]] today.",
     "Tel. [[06.12.34.56.78]] (Paris).",
+    # spoken in a call transcript
+    "Voicemail: call me back on [[five five five, oh one four four]], thanks.",
+    "Her number is [[nine one seven double five five oh one two three]].",
 ]
 
 EMAILS = [
     "Sent by [[j.smith+ae@pharma-co.example.co.uk]] today.",
     "Contact [[pv.safety@hospital.org]].",
     "Reply to <[[a_b@x.io]]>.",
+    # spoken in a call transcript
+    "You can email me, it's [[bert underscore fig at example dot com]] or call.",
+    "Write to [[jane dot doe at mail dot example dot co dot uk]] please.",
 ]
 
 URLS = [
@@ -190,6 +196,7 @@ IDS = [
     "Case [[US-PFIZER-2014-123456]] is a follow-up.",
     "Linked Report(s) : [[US-PFIZER INC-2021001217]] same reporter.",
     "Worldwide case ID [[GB-MHRA-ADR12345678]] received.",
+    "Regulatory reference [[GB-MHRA-ADR 27718345]].",
     "Code [[AB123456]] of the sample.",
     "Reference [[1234567]] of the hospital.",
     "Number [[20141399]] is not a date.",
@@ -549,3 +556,21 @@ def test_a_lab_trend_of_dates_and_values_is_no_phone_number() -> None:
     # a phone number with an extension, and one with an area code before a slash, stay phones
     for phone in ("call [[410 555 0123 x12]] today", "Wien [[01/234 5678]]"):
         assert_found(phone, "PHONE")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Took one tablet two times a day for three days, then four.",
+        "Dose one of two given at five pm; seven or eight hours later, nine more.",
+        "She was seen at the clinic; dot the i's.",
+    ],
+)
+def test_counted_words_are_no_spoken_contacts(text: str) -> None:
+    assert not [m for m in PatternDetector().find(text) if m.detector in ("phone_spoken", "email_spoken")]
+
+
+def test_area_code_is_the_cue_not_the_number() -> None:
+    text = "call five five five, oh one four four, area code two one six. Thanks"
+    found = [text[m.start:m.end] for m in PatternDetector().find(text) if m.category == "PHONE"]
+    assert found == ["five five five, oh one four four", "two one six"]

@@ -24,6 +24,7 @@ from deid_core.rules.patterns.dates import _NUMERIC_DATE_DETECTORS, find_dates
 from deid_core.rules.patterns.ids import find_ids
 from deid_core.rules.patterns.internet import find_emails, find_ips, find_urls
 from deid_core.rules.patterns.phones import _PhoneFinder
+from deid_core.rules.patterns.spoken import find_spoken_contacts
 
 #: Equal-length overlap tie-break (lower wins): the more specific shape first.
 _PRIORITY = {"EMAIL": 0, "URL": 1, "IP": 2, "PHONE": 3, "DATE": 4, "AGE": 5, "ID": 6}
@@ -39,7 +40,7 @@ _DETECTOR_RANK = {
         (
             "id_keyword", "id_ssn", "id_code", "id_digits",
             "url_scheme", "url_www", "url_domain",
-            "phone_keyword", "phone_lib", "phone_nanp", "phone_intl", "phone_local",
+            "phone_keyword", "phone_lib", "phone_nanp", "phone_intl", "phone_local", "phone_spoken",
             "date_text", "date_iso", "date_numeric", "date_roman", "date_compact", "date_spaced", "date_month_year",
             "date_period", "date_month_day", "date_year", "date_ordinal", "date_month_name",
         )
@@ -107,6 +108,9 @@ class PatternDetector:
         if "PHONE" in en:
             numeric = [d for d in dates if d.detector in _NUMERIC_DATE_DETECTORS]
             cands.extend(self._phones.find(text, _cover(text, numeric)))
+        if "EMAIL" in en or "PHONE" in en:
+            # "five five five, oh one four four", "bert underscore fig at example dot com"
+            cands.extend(m for m in find_spoken_contacts(text) if m.category in en)
         if "EMAIL" in en:
             cands.extend(find_emails(text))
         if "URL" in en:

@@ -76,9 +76,11 @@ _A_LOT_BEFORE_RE = re.compile(r"\ba\s+$", re.IGNORECASE)
 #: a lot code has at least this many characters ("lot 12" is more likely a count than a batch)
 _LOT_MIN_LENGTH = 3
 # E2B worldwide unique case IDs: the sender's country, its name (it may hold spaces) and a serial
-# ("US-PFIZER INC-2021001217", "GB-MHRA-ADR12345678", "FR-AFSSAPS-AB20110123"): the whole ID, country too
+# ("US-PFIZER INC-2021001217", "GB-MHRA-ADR12345678", "FR-AFSSAPS-AB20110123"; the serial's letters
+# may stand apart, "GB-MHRA-ADR 27718345"): the whole ID, country too
 _WORLDWIDE_ID_RE = re.compile(
-    r"(?<![\w-])[A-Z]{2}-[A-Z0-9][A-Za-z0-9&.]*(?: [A-Z0-9][A-Za-z0-9&.]*){0,3}-[A-Za-z0-9]*\d{4,}[A-Za-z0-9-]*(?![\w-])"
+    r"(?<![\w-])[A-Z]{2}-[A-Z0-9][A-Za-z0-9&.]*(?: [A-Z0-9][A-Za-z0-9&.]*){0,3}-(?:[A-Z]{2,5} )?[A-Za-z0-9]*\d{4,}"
+    r"[A-Za-z0-9-]*(?![\w-])"
 )
 _SSN_RE = re.compile(r"(?<![\w-])\d{3}-\d{2}-\d{4}(?![\w])(?!-\d)")
 # Mixed letter/digit codes with >= 5 digits (US-PFIZER-2014-123456, AB123456)
