@@ -21,7 +21,7 @@ Kinds of evidence:
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
   (`rules.clinical.analytes`); an earlier, baseline or reference value in
   parentheses ("(was 36)", "(baseline 1.6)", "(target range 2.0-3.0)").
-* ``timing``: a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
+* ``timing``: a dosing scheme ("500 mg 1-0-1"), a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
   dose", "3rd day", "days 1-14", "at weeks 0, 2 and 6"), time to onset in words ("the next day", "a few hours
   later", "two weeks"), a dosing frequency ("once daily", "per day", "BID",
   "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
@@ -169,6 +169,18 @@ _TIMING_LIST = re.compile(
     r"(?<![\w.])(?:(?:days|weeks|months|cycles|doses|courses|visits)|(?:DAYS|WEEKS|MONTHS|CYCLES|DOSES|COURSES|VISITS))\s?\d{1,3}(?:\s?(?:-|–|to)\s?\d{1,3})?"
     r"(?:\s?(?:,\s?and|,|and|&)\s?\d{1,3}(?:\s?(?:-|–|to)\s?\d{1,3})?)*(?![\w/]|[.,]\d)"
 )
+#: a dosing scheme, doses in the morning, at noon, in the evening (and at night), as European
+#: prescriptions write them ("metformin 500 mg 1-0-1", "Novaminsulfon 500 mg 1-1-1-1", "1/2-0-1/2"):
+#: three or four parts of at most 4 units each
+_DOSING_SCHEME = re.compile(
+    r"(?<![\w./-])(?:[0-4]|1/2|½|¼)(?:\s?-\s?(?:[0-4]|1/2|½|¼)){2,3}(?![\w/-]|[.,]\d)"
+)
+#: British duration shorthand, weeks, days or months ("2/52 history", "3/7 later", "for 2/52"); the
+#: DATE detector leaves the same contexts alone (`rules.patterns.dates`)
+_UK_DURATION = re.compile(
+    r"(?i)(?:(?<=\bfor )|(?<=\bx )|(?<=\bover )|(?<=\bwithin )|(?<=\bpast )|(?<=\blast ))\d{1,2}/52(?![\w/]|[.,]\d)"
+    r"|(?<![\w./])\d{1,2}/(?:52|12|7)(?=[ \t]*(?:history|hx|hist|later|ago|duration|post[- ]?(?:op|dose|partum))\b)"
+)
 #: an earlier, baseline or reference value in parentheses after a measurement ("(was 36)",
 #: "(baseline 1.6)", "(target range 2.0-3.0)", "(ULN 40)"); a trailing word must be a unit
 _REFERENCE_VALUE = re.compile(
@@ -209,7 +221,8 @@ _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?
 _BP_PAIR = re.compile(r"(?<![\w.,/-])(?P<sys>[7-9]\d|1\d\d|2[0-6]\d)\s?/\s?(?P<dia>[3-9]\d|1[0-6]\d)(?![\w/]|[.,]\d)")
 #: expressions found by a regex alone, and their kind
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_SCORE, "score"),
+    (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_DOSING_SCHEME, "timing"), (_UK_DURATION, "timing"),
+    (_SCORE, "score"),
     (_SCORE_VALUE, "score"), (_STAGE, "score"),
 )
 #: a score of two parts out of ten after its name ("Apgars 8/9"): the analytes whose slashed value is no date

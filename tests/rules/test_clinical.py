@@ -441,3 +441,31 @@ def test_an_unknown_word_before_a_dose_is_a_product(rules: RuleDeidentifier) -> 
 ])
 def test_no_product_without_a_dose_right_after_an_unknown_word(rules: RuleDeidentifier, text: str, word: str) -> None:
     assert _verdict(rules, text)[word][1] != "clinical:product"
+
+
+@pytest.mark.parametrize(("text", "scheme"), [
+    ("metformin 500 mg 1-0-1 since January", "1-0-1"),
+    ("Novaminsulfon 500 mg 1-1-1-1, Torasemid 10 mg 1-0-0", "1-1-1-1"),
+    ("citalopram 20 mg 0-0-1", "0-0-1"),
+])
+def test_dosing_schemes(evidence: ClinicalEvidence, text: str, scheme: str) -> None:
+    assert (scheme, "timing") in spans(evidence, text)
+
+
+@pytest.mark.parametrize(("text", "duration"), [
+    ("Presenting complaint: 2/52 history of rash", "2/52"),
+    ("the fever settled 3/7 later", "3/7"),
+    ("cough for 2/52, no fever", "2/52"),
+    ("symptoms 6/12 ago", "6/12"),
+])
+def test_british_duration_shorthand_is_no_date(rules: RuleDeidentifier, text: str, duration: str) -> None:
+    a = rules.analyse(text)
+    parts = duration.split("/")
+    verdicts = {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens) if t.text in parts}
+    assert verdicts and all(v == (False, "clinical:timing") for v in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize("text", ["seen in clinic on 3/7 at noon", "admitted 6/12, discharged 6/14", "DOB 2/52"])
+def test_the_same_shapes_elsewhere_stay_dates(rules: RuleDeidentifier, text: str) -> None:
+    a = rules.analyse(text)
+    assert "pattern:DATE" in a.reasons

@@ -265,16 +265,34 @@ _SCORE_OUT_OF_TEN_BEFORE_RE = re.compile(
     r"(?i)\b(?:pain|ache|aches|discomfort|angina|headache|rat(?:e|es|ed|ing)|scale|severity|intensity)\b[^.;\n]{0,30}$")
 
 
+# "2/52 history", "3/7 later", "for 2/52": British clinical shorthand for a number of weeks (/52), days
+# (/7) or months (/12), no date. After the value: a word that only follows a duration; before a /52
+# also "for", "x", "over", "within", "past" or "last" (a date is rarely "for Feb '52").
+_UK_DURATION_AFTER_RE = re.compile(r"(?i)[ \t]*(?:history|hx|hist|later|ago|duration|post[- ]?(?:op|dose|partum))\b")
+_UK_WEEKS_BEFORE_RE = re.compile(r"(?i)\b(?:for|x|over|within|past|last)[ \t]*$")
+
+
+def _uk_duration(text: str, m: re.Match[str], denominator: int) -> bool:
+    """Is this slashed pair British duration shorthand ("2/52 history", "3/7 later", "for 2/52")?"""
+    if _followed_by(text, m.end(), _UK_DURATION_AFTER_RE):
+        return True
+    return denominator == 52 and bool(_preceded_by(text, m.start(), _UK_WEEKS_BEFORE_RE, 12))
+
+
 def _month_day_dates(text: str) -> Iterator[PatternMatch]:
     """Month/day and month/two-digit year, unless the context marks a value (see the regex notes)."""
     for m in _DATE_MONTH_SHORT_YEAR_RE.finditer(text):
         if 1 <= int(m.group("m")) <= 12 and int(m.group("y")) >= 32 and not _in_value_context(text, m.start(), m.end()):
+            if int(m.group("y")) == 52 and _uk_duration(text, m, 52):
+                continue
             yield PatternMatch(m.start(), m.end(), "DATE", "date_month_year")
     for m in _DATE_MONTH_DAY_RE.finditer(text):
         a, b = int(m.group("a")), int(m.group("b"))
         if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
             continue
         if _in_value_context(text, m.start(), m.end()):
+            continue
+        if b in (7, 12) and _uk_duration(text, m, b):
             continue
         # ... unless a date's preposition comes straight before it ("pain since 3/10")
         if (b == 10 and a <= 10 and _preceded_by(text, m.start(), _SCORE_OUT_OF_TEN_BEFORE_RE, 60)
