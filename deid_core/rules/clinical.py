@@ -179,7 +179,7 @@ _DOSING_SCHEME = re.compile(
 #: DATE detector leaves the same contexts alone (`rules.patterns.dates`)
 _UK_DURATION = re.compile(
     r"(?i)(?:(?<=\bfor )|(?<=\bx )|(?<=\bover )|(?<=\bwithin )|(?<=\bpast )|(?<=\blast ))\d{1,2}/52(?![\w/]|[.,]\d)"
-    r"|(?<![\w./])\d{1,2}/(?:52|12|7)(?=[ \t]*(?:history|hx|hist|later|ago|duration|post[- ]?(?:op|dose|partum))\b)"
+    r"|(?<![\w./])\d{1,2}/(?:52|12|7)(?=[ \t]*(?:history|hx|hist|later|ago|duration)\b)"
 )
 #: an earlier, baseline or reference value in parentheses after a measurement ("(was 36)",
 #: "(baseline 1.6)", "(target range 2.0-3.0)", "(ULN 40)"); a trailing word must be a unit

@@ -267,8 +267,9 @@ _SCORE_OUT_OF_TEN_BEFORE_RE = re.compile(
 
 # "2/52 history", "3/7 later", "for 2/52": British clinical shorthand for a number of weeks (/52), days
 # (/7) or months (/12), no date. After the value: a word that only follows a duration; before a /52
-# also "for", "x", "over", "within", "past" or "last" (a date is rarely "for Feb '52").
-_UK_DURATION_AFTER_RE = re.compile(r"(?i)[ \t]*(?:history|hx|hist|later|ago|duration|post[- ]?(?:op|dose|partum))\b")
+# also "for", "x", "over", "within", "past" or "last" (a date is rarely "for Feb '52"). Not "post-op":
+# "seen 12/7 post-op" is as likely a date.
+_UK_DURATION_AFTER_RE = re.compile(r"(?i)[ \t]*(?:history|hx|hist|later|ago|duration)\b")
 _UK_WEEKS_BEFORE_RE = re.compile(r"(?i)\b(?:for|x|over|within|past|last)[ \t]*$")
 
 
