@@ -85,6 +85,7 @@ import regex as re
 
 from deid_core.config import read_word_list
 from deid_core.rules.patterns import find_lot_codes
+from deid_core.rules.patterns.dates import UK_DURATION_AFTER, UK_WEEKS_BEFORE
 from deid_core.text.tokenize import Token, tokenize
 
 #: English function words that `pint` happens to parse as units ("in" inch,
@@ -178,8 +179,8 @@ _DOSING_SCHEME = re.compile(
 #: British duration shorthand, weeks, days or months ("2/52 history", "3/7 later", "for 2/52"); the
 #: DATE detector leaves the same contexts alone (`rules.patterns.dates`)
 _UK_DURATION = re.compile(
-    r"(?i)(?:(?<=\bfor )|(?<=\bx )|(?<=\bover )|(?<=\bwithin )|(?<=\bpast )|(?<=\blast ))\d{1,2}/52(?![\w/]|[.,]\d)"
-    r"|(?<![\w./])\d{1,2}/(?:52|12|7)(?=[ \t]*(?:history|hx|hist|later|ago|duration)\b)"
+    "(?i)(?:" + "|".join(rf"(?<=\b{w} )" for w in UK_WEEKS_BEFORE) + r")\d{1,2}/52(?![\w/]|[.,]\d)"
+    rf"|(?<![\w./])\d{{1,2}}/(?:52|12|7)(?=[ \t]*(?:{'|'.join(UK_DURATION_AFTER)})\b)"
 )
 #: an earlier, baseline or reference value in parentheses after a measurement ("(was 36)",
 #: "(baseline 1.6)", "(target range 2.0-3.0)", "(ULN 40)"); a trailing word must be a unit

@@ -17,12 +17,17 @@ ANNOTATIONS = Path(__file__).resolve().parents[2] / "bench" / "annotations"
 PROBES = {"icsr_probe": (712, 1939), "icsr_probe2": (801, 1712)}
 
 
+#: folder -> the doc ids' prefix the one converter (icsr_probe/convert.py) gives it
+PREFIXES = {"icsr_probe": "PROBE", "icsr_probe2": "PROBE2"}
+
+
 @pytest.mark.parametrize("folder", sorted(PROBES))
 def test_the_jsonl_is_the_conversion_of_the_marked_up_narratives(tmp_path: Path, folder: str) -> None:
     probe = ANNOTATIONS / folder
-    for name in ("narratives.txt", "convert.py"):
-        (tmp_path / name).write_bytes((probe / name).read_bytes())
-    proc = subprocess.run([sys.executable, str(tmp_path / "convert.py")], capture_output=True, text=True, timeout=60)
+    (tmp_path / "narratives.txt").write_bytes((probe / "narratives.txt").read_bytes())
+    converter = ANNOTATIONS / "icsr_probe" / "convert.py"
+    proc = subprocess.run([sys.executable, str(converter), "--dir", str(tmp_path), "--prefix", PREFIXES[folder]],
+                          capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert (tmp_path / "probe.jsonl").read_bytes() == (probe / "probe.jsonl").read_bytes()
 

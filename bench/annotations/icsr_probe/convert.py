@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """Convert the inline-annotated probe narratives to JSONL.
 
-Input : narratives.txt (next to this script), narratives separated by a line
+Input : narratives.txt (next to this script, or in --dir), narratives separated by a line
         containing only `=====`.
         PHI  markup: [[LABEL|text]]  LABEL in NAME DATE AGE LOCATION PHONE EMAIL URL ID OTHER
         keep markup: {{LABEL|text}}  LABEL in DRUG DOSE LAB DURATION REACTION LOT
-Output: probe.jsonl, one JSON object per narrative:
+Output: probe.jsonl (in the same folder), one JSON object per narrative:
         {"doc_id", "text", "spans": [{start,end,label}], "keep": [{start,end,label}]}
         0-based, end-exclusive character offsets into the clean text.
 
 Stdlib only. Fails loudly (exit 1) on any malformed markup, span touching
 whitespace, overlap, or offset mismatch.
 
-Usage: python3 convert.py [--lint]
-  --lint  also print, per narrative, numbers left outside every span (a help
-          for spotting missed annotations; not an error).
+Usage: python3 convert.py [--lint] [--dir DIR --prefix PREFIX]
+  --lint    also print, per narrative, numbers left outside every span (a help
+            for spotting missed annotations; not an error).
+  --dir     the probe folder (default: this script's); every probe set is
+            converted by this one script ("--dir ../icsr_probe2 --prefix PROBE2").
+  --prefix  the doc ids' prefix (default PROBE: PROBE-001, ...).
 """
+import argparse
 import json
 import os
 import re
@@ -23,8 +27,6 @@ import sys
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.path.join(HERE, "narratives.txt")
-DST = os.path.join(HERE, "probe.jsonl")
 EXPECTED_DOCS = 80
 
 PHI_LABELS = {"NAME", "DATE", "AGE", "LOCATION", "PHONE", "EMAIL", "URL", "ID", "OTHER"}
@@ -101,8 +103,15 @@ def lint(doc_id, text, spans, keep):
 
 
 def main():
-    do_lint = "--lint" in sys.argv[1:]
-    with open(SRC, encoding="utf-8") as fh:
+    ap = argparse.ArgumentParser(description="Convert inline-annotated probe narratives to JSONL.")
+    ap.add_argument("--lint", action="store_true")
+    ap.add_argument("--dir", default=HERE)
+    ap.add_argument("--prefix", default="PROBE")
+    args = ap.parse_args()
+    do_lint = args.lint
+    src = os.path.join(args.dir, "narratives.txt")
+    dst = os.path.join(args.dir, "probe.jsonl")
+    with open(src, encoding="utf-8") as fh:
         raw_all = fh.read()
     chunks = re.split(r"^=====[ \t]*$", raw_all, flags=re.M)
     chunks = [c.strip("\n") for c in chunks]
@@ -111,7 +120,7 @@ def main():
     phi_counts, keep_counts = Counter(), Counter()
     try:
         for n, chunk in enumerate(chunks, 1):
-            doc_id = f"PROBE-{n:03d}"
+            doc_id = f"{args.prefix}-{n:03d}"
             text, spans, keep = parse(chunk.strip(), doc_id)
             check(doc_id, text, spans, keep)
             if do_lint:
@@ -125,14 +134,14 @@ def main():
     except ProbeError as e:
         print(f"ERROR: {e}", file=sys.stderr)
         sys.exit(1)
-    with open(DST, "w", encoding="utf-8") as fh:
+    with open(dst, "w", encoding="utf-8") as fh:
         for r in records:
             fh.write(json.dumps(r, ensure_ascii=False) + "\n")
     words = [len(r["text"].split()) for r in records]
     print(f"narratives: {len(records)}  (words min {min(words)}, median {sorted(words)[len(words)//2]}, max {max(words)})")
     print(f"PHI spans: {sum(phi_counts.values())}  " + ", ".join(f"{k} {v}" for k, v in sorted(phi_counts.items())))
     print(f"keep spans: {sum(keep_counts.values())}  " + ", ".join(f"{k} {v}" for k, v in sorted(keep_counts.items())))
-    print(f"wrote {DST}")
+    print(f"wrote {dst}")
 
 
 if __name__ == "__main__":

@@ -269,8 +269,11 @@ _SCORE_OUT_OF_TEN_BEFORE_RE = re.compile(
 # (/7) or months (/12), no date. After the value: a word that only follows a duration; before a /52
 # also "for", "x", "over", "within", "past" or "last" (a date is rarely "for Feb '52"). Not "post-op":
 # "seen 12/7 post-op" is as likely a date.
-_UK_DURATION_AFTER_RE = re.compile(r"(?i)[ \t]*(?:history|hx|hist|later|ago|duration)\b")
-_UK_WEEKS_BEFORE_RE = re.compile(r"(?i)\b(?:for|x|over|within|past|last)[ \t]*$")
+#: the words after such a pair, and before a /52 (shared with `rules.clinical`, which keeps these pairs)
+UK_DURATION_AFTER = ("history", "hx", "hist", "later", "ago", "duration")
+UK_WEEKS_BEFORE = ("for", "x", "over", "within", "past", "last")
+_UK_DURATION_AFTER_RE = re.compile(rf"(?i)[ \t]*(?:{'|'.join(UK_DURATION_AFTER)})\b")
+_UK_WEEKS_BEFORE_RE = re.compile(rf"(?i)\b(?:{'|'.join(UK_WEEKS_BEFORE)})[ \t]*$")
 
 
 def _uk_duration(text: str, m: re.Match[str], denominator: int) -> bool:
