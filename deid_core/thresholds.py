@@ -26,18 +26,24 @@ LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
 #: ("medical:lower_case"): in a note whose capitals mark names, such a word ("melanoma", "spondylitis")
 #: is vocabulary, and a reviewer needs it; the family lets policy hold it to a lower bar than "medical"
 MEDICAL_LOWER_CASE_FAMILY = "medical_lower_case"
+#: the same for a complete drug name ("drug:lower_case": "sacubitril", "nirsevimab"): generic names are
+#: written in lower case, and the network, trained on nursing notes, doubts the newer ones
+DRUG_LOWER_CASE_FAMILY = "drug_lower_case"
+#: safe reason -> its lower-case family (the reason "medical:lower_case" -> "medical_lower_case")
+LOWER_CASE_SAFE_FAMILIES: dict[str, str] = {"medical": MEDICAL_LOWER_CASE_FAMILY, "drug": DRUG_LOWER_CASE_FAMILY}
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
                                    *PATTERN_FAMILIES, LOWER_CASE_FAMILY)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
 #: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
-SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", MEDICAL_LOWER_CASE_FAMILY)
+SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", *LOWER_CASE_SAFE_FAMILIES.values())
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
     """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
-    "lower_case" for "unknown:lower_case", "medical_lower_case" for the safe "medical:lower_case").
+    "lower_case" for "unknown:lower_case", "medical_lower_case" for the safe "medical:lower_case",
+    "drug_lower_case" for "drug:lower_case").
 
     One definition for the combiner at run time and the threshold search, so
     a threshold is applied to exactly the tokens it was tuned on. A reason
@@ -47,8 +53,10 @@ def reason_family(reason: str, rules_unsafe: bool) -> str:
         return reason
     if rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
         return LOWER_CASE_FAMILY
-    if not rules_unsafe and reason == "medical" + LOWER_CASE_SUFFIX:
-        return MEDICAL_LOWER_CASE_FAMILY
+    if not rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
+        base = reason.removesuffix(LOWER_CASE_SUFFIX)
+        if base in LOWER_CASE_SAFE_FAMILIES:
+            return LOWER_CASE_SAFE_FAMILIES[base]
     family = reason.split(":", 1)[0]
     if rules_unsafe:
         return family if family in MASKED_REASONS else "unknown"

@@ -17,7 +17,7 @@ import numpy as np
 from deid_core.config import ArchitectureConfig, DeidConfig, read_word_list
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.rules.features import FEATURE_NAMES
-from deid_core.thresholds import MEDICAL_LOWER_CASE_FAMILY, PATTERN_FAMILIES, reason_family
+from deid_core.thresholds import LOWER_CASE_SAFE_FAMILIES, PATTERN_FAMILIES, reason_family
 
 CASE_FEATURES: tuple[str, ...] = ("case_lower", "case_upper", "case_title", "case_mixed", "case_no_letters")
 REASON_FEATURES: tuple[str, ...] = (
@@ -34,6 +34,8 @@ _REASON_INDEX = {name.removeprefix("reason_"): i for i, name in enumerate(REASON
 #: pattern-masked token and of a token the rules call safe for a reason of their own
 FAMILY_FEATURES: tuple[str, ...] = tuple(f"family_{f}" for f in (*PATTERN_FAMILIES, "medical", "drug", "clinical"))
 _FAMILY_INDEX = {name.removeprefix("family_"): i for i, name in enumerate(FAMILY_FEATURES)}
+#: a lower-case family -> the list it splits ("medical_lower_case" -> "medical")
+_LIST_OF_FAMILY = {family: base for base, family in LOWER_CASE_SAFE_FAMILIES.items()}
 
 
 def feature_names(*, extra: bool, rules: bool, categories: bool = False) -> tuple[str, ...]:
@@ -101,7 +103,7 @@ def extra_features(
             for i, reason in enumerate(analysis.reasons):
                 family = reason_family(reason, analysis.unsafe[i])
                 # the network reads a word's list, not the threshold policy's split of it
-                k = _FAMILY_INDEX.get("medical" if family == MEDICAL_LOWER_CASE_FAMILY else family)
+                k = _FAMILY_INDEX.get(_LIST_OF_FAMILY.get(family, family))
                 if k is not None:
                     out[i, off + k] = 1.0
     return out

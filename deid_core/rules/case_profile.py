@@ -28,9 +28,10 @@ from deid_core.config import CaseProfileConfig
 from deid_core.text.tokenize import Token
 from deid_core.thresholds import LOWER_CASE_SUFFIX
 
-#: a medical-list word this long or longer, in lower case in a mixed-case document, is "medical:lower_case":
-#: on PhysioNet train and dev, VAERS dev and 2,000 synthetic narratives none of about 34,000 such tokens
-#: is PHI; the shorter ones include abbreviations that are also initials or names ("ank", "se")
+#: a medical-list word or a complete drug name this long or longer, in lower case in a mixed-case document,
+#: is "medical:lower_case" or "drug:lower_case": on PhysioNet train and dev, VAERS dev and 2,000 synthetic
+#: narratives none of about 34,000 such medical tokens is PHI, nor of the 3,532 such drug names; the
+#: shorter ones include abbreviations that are also initials or names ("ank", "se")
 MEDICAL_LOWER_CASE_MIN_LETTERS = 5
 #: masking reasons that rest on the word alone (a list, its shape); context and pattern matches keep theirs
 CASE_SENSITIVE_REASONS = frozenset({"unknown", "unsafe_list", "single_letter"})
@@ -73,9 +74,9 @@ def lower_case_reason(reason: str, tok: Token) -> str:
     return reason
 
 
-def medical_reason(tok: Token, case_evidence: bool) -> str:
-    """"medical", or "medical:lower_case" for a long lower-case word where case is evidence (see above)."""
+def listed_reason(base: str, tok: Token, case_evidence: bool) -> str:
+    """`base` ("medical" or "drug"), with ":lower_case" for a long lower-case word where case is evidence."""
     s = tok.text
     if case_evidence and len(s) >= MEDICAL_LOWER_CASE_MIN_LETTERS and s.isalpha() and s.islower():
-        return "medical" + LOWER_CASE_SUFFIX
-    return "medical"
+        return base + LOWER_CASE_SUFFIX
+    return base

@@ -114,7 +114,12 @@ _TEMPERATURE_CUE = re.compile(r"(?i)\b(?:fever|febrile|pyrexi\w*|temp\w*|tmax|t)
 _BODY_TEMPERATURE = {"C": (34.0, 43.0), "F": (93.0, 110.0)}
 _TIMING = re.compile(
     r"(?i)(?<![\w.])(?<!\d\s?[/-]\s?)(?:q\s?\d+(?:-\d+)?\s?(?:h|hr|hrs|hours?|d|days?|wk|weeks?|min)\b|[x×]\s?\d+\b|\d+\s?x\b"
-    r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)\s?#?\s?\d+\b"
+    # "day 5", "Cycle 3", "POD2", and the signed days of transplant and cell-therapy narratives ("day +11",
+    # "Day -3"); "C1D22", "C2 D8": the cycle and the day of a trial's schedule
+    r"|(?:day|week|month|cycle|dose|course|visit|pod|hd)(?:\s?#?\s?|\s[+−-])\d+\b|c\d{1,2}\s?d-?\d{1,2}\b"
+    # a gestational age in weeks and days ("39+2 weeks", "at 38+5", "GA 27+3")
+    r"|(?:(?<=\b(?:at|ga|gestation|gestational\sage|of)\s)|(?=[2-4]\d\+[0-6]\s?(?:weeks?|wks?|w|/40)\b))"
+    r"[2-4]\d\+[0-6](?:\s?(?:weeks?|wks?|w|/40)\b)?"
     # "2nd dose", "3rd day", "1st cycle": the count of a dose or a day, not a date
     r"|\d{1,2}(?:st|nd|rd|th)[\s-]?(?:doses?|dosing|boosters?|shots?|injections?|infusions?|vaccinations?"
     r"|cycles?|courses?|lines?|days?|weeks?|months?|trimester|sessions?|visits?|hours?|episodes?|attempts?)\b"
@@ -189,6 +194,9 @@ _REFERENCE_VALUE = re.compile(
     r"|nl|target(?:\s+range)?|range|uln|lln|n)\s*[:=]?\s*[<>≤≥]?\s*"
     rf"(?P<value>{_VALUE})(?:\s?(?P<unit>{_UNIT_EXPR}))?\s*\)"
 )
+#: a reference range in parentheses after a value, with a decimal on each side ("Hb 9.8 (13.0-17.0) g/dL",
+#: "10.3 (1.8-7.5) x10^9/L"): the decimals keep dates ("(12-14)") and identifiers out
+_REFERENCE_RANGE = re.compile(rf"\(\s*(?P<value>\d+[.,]\d+\s?[-–]\s?\d+[.,]\d+)(?:\s?(?P<unit>{_UNIT_EXPR}))?\s*\)")
 #: a word of steadiness that may precede the link ("BP stable in the 90s", "HR mostly in the 100s"):
 #: a short list rather than any word, so that not every number after a measurement's name passes
 _STEADY = r"(?:stable|steady|mostly|mainly|consistently|generally|still|persistently|usually)"
@@ -381,7 +389,7 @@ class ClinicalEvidence:
         for rx, kind in _PLAIN_KINDS:
             out.extend(ClinicalSpan(m.start(), m.end(), kind) for m in rx.finditer(text))
         if "(" in text:
-            for m in _REFERENCE_VALUE.finditer(text):
+            for m in (*_REFERENCE_VALUE.finditer(text), *_REFERENCE_RANGE.finditer(text)):
                 unit = m.group("unit")
                 if _date_like(m.group("value")) or (unit is not None and not self._unit_expression(unit)):
                     continue

@@ -32,6 +32,18 @@ _ORG_WORDS = 4
 _ORG_GAP = re.compile(r"[ \t]{1,2}|[ \t]?[&'’-][ \t]?|[ \t]+&[ \t]+")
 #: the number of a road or station: "9W", "101", "3" (no leading zero, one letter at most)
 _NUMBERED = re.compile(r"[1-9][0-9]{0,3}[A-Za-z]?")
+#: street words that name a street after capitalised words even without a house number ("on Tunnel
+#: Rd", "off Harbour Road"); the others of the street list ("St", "Dr", "Court", "Place", "Way",
+#: "Close", "Gardens", "Walk") also open names, titles or phrases, and need the number
+_STREET_WITHOUT_NUMBER = frozenset(
+    "street road rd avenue ave boulevard blvd lane ln highway hwy parkway pkwy crescent terrace "
+    "strasse straße gatan vägen weg gasse".split()
+)
+#: the halves of a British postcode ("NN16 0AF", "SW1A 1AA", "M25 1PY") and a Canadian one ("K1A 0B1")
+_UK_OUTWARD = re.compile(r"[A-Z]{1,2}[0-9][A-Z0-9]?")
+_UK_INWARD = re.compile(r"[0-9][ABD-HJLNP-UW-Z]{2}")
+_CA_HALF_A = re.compile(r"[ABCEGHJ-NPRSTVXY][0-9][A-Z]")
+_CA_HALF_B = re.compile(r"[0-9][A-Z][0-9]")
 #: between a kinship word and the name: "son Don", "son, Don", "daughter (Maria)", "wife: Mary"
 _KIN_GAP = re.compile(r"[ \t]*[,:(-]?[ \t]*")
 
@@ -147,6 +159,7 @@ class ContextDetector:
         if self.enabled.addresses:
             hits += self._addresses(text, tokens, flags, informative)
             hits += self._state_codes(text, tokens, flags, informative)
+            hits += self._postcodes(text, tokens)
         return hits
 
     # ---- "Dr Tyro", "Mrs. J. Halfpenny" ------------------------------------
@@ -417,6 +430,25 @@ class ContextDetector:
             hits += [ContextHit(i, "LOCATION", "saint_name"), ContextHit(i + 1, "LOCATION", "saint_name")]
         return hits
 
+    # ---- "NN16 0AF", "K1A 0B1" ------------------------------------------------
+
+    def _postcodes(self, text: str, tokens: Sequence[Token]) -> list[ContextHit]:
+        """A British or Canadian postcode: both halves, upper case, one space between ("LS6 2QT", "K1A 0B1").
+
+        Each half alone is a code-shaped token the rules mask anyway; the
+        inward half ("0AF", "2QT") looks like a value or a lot piece to the
+        network, so the pair is masked as one place.
+        """
+        hits: list[ContextHit] = []
+        for i in range(len(tokens) - 1):
+            a, b = tokens[i], tokens[i + 1]
+            if text[a.end:b.start] != " ":
+                continue
+            if ((_UK_OUTWARD.fullmatch(a.text) and _UK_INWARD.fullmatch(b.text))
+                    or (_CA_HALF_A.fullmatch(a.text) and _CA_HALF_B.fullmatch(b.text))):
+                hits += [ContextHit(i, "LOCATION", "postcode"), ContextHit(i + 1, "LOCATION", "postcode")]
+        return hits
+
     # ---- "Baltimore, MD", "lives in DC" ---------------------------------------
 
     def _state_codes(
@@ -476,4 +508,28 @@ class ContextDetector:
                 if suffix.lower in self.lex.street_suffixes and plausible:
                     hits += [ContextHit(m, "LOCATION", "address") for m in range(i, j + 1)]
                     break
+        if informative:
+            hits += self._street_names(text, tokens, flags)
+        return hits
+
+    def _street_names(self, text: str, tokens: Sequence[Token], flags: Sequence[int]) -> list[ContextHit]:
+        """One to three capitalised words and a title-case street word, no number: "on Tunnel Rd".
+
+        Only where case is informative and for street words that rarely end
+        anything else (`_STREET_WITHOUT_NUMBER`). A title ends the walk back:
+        "Dr Wendell Lane" is a person, whose name the other detectors judge.
+        """
+        hits: list[ContextHit] = []
+        for j, suffix in enumerate(tokens):
+            if not (suffix.lower in _STREET_WITHOUT_NUMBER and suffix.lower in self.lex.street_suffixes
+                    and _title(suffix)):
+                continue
+            first = j
+            while (first > 0 and j - first < 3 and _joined(tokens[first - 1], tokens[first], text)
+                   and tokens[first - 1].text.isalpha() and _title(tokens[first - 1])
+                   and not flags[first - 1] & Bits.STOPWORD
+                   and tokens[first - 1].lower not in self.lex.salutations):
+                first -= 1
+            if first < j:
+                hits += [ContextHit(m, "LOCATION", "address") for m in range(first, j + 1)]
         return hits

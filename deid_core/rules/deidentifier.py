@@ -19,12 +19,12 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
-from deid_core.rules.case_profile import case_is_evidence, lower_case_reason, medical_reason
+from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
 from deid_core.rules.clinical import ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
-from deid_core.rules.patterns import PatternDetector
+from deid_core.rules.patterns import SPOKEN_DETECTORS, PatternDetector
 from deid_core.text.tokenize import Token, tokenize
 
 _NAME = Bits.NAME
@@ -45,8 +45,8 @@ class RuleAnalysis:
     `reasons` say why each token was masked ("pattern:DATE", "context:address",
     "unsafe_list", "digit", "single_letter", "unknown"; in a mixed-case document a lower-case word
     masked for itself alone adds ":lower_case", as in "unknown:lower_case") or why it is safe
-    ("drug": a complete drug name; "medical": on a medical or MedDRA list, "medical:lower_case" for a
-    long one in lower case in a mixed-case document; "article": "a" or "an"
+    ("drug": a complete drug name; "medical": on a medical or MedDRA list; "drug:lower_case" and
+    "medical:lower_case" for a long one in lower case in a mixed-case document; "article": "a" or "an"
     before a number or a safe word;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
@@ -289,6 +289,11 @@ _STRENGTH_JOIN = frozenset({"/", ".", ","})
 _STRENGTH_DIGITS = 4
 
 
+#: the singular words of a schedule that are also surnames: with their number ("Day 1", "Week 12")
+#: a trial's or a treatment's day, not a person ("Weeks 3" may be one, and stays masked)
+_COUNTED_DAY_WORDS = frozenset({"day", "week"})
+
+
 def _is_drug_strength(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
     """A bare number right after a complete drug name is its strength ("Allegra 180", "co-codamol 30/500").
 
@@ -318,6 +323,32 @@ _PRODUCT_DOSE_UNITS = frozenset({
     "mg", "mcg", "µg", "μg", "ug", "g", "gm", "ml", "iu", "units", "unit", "u", "tab", "tabs", "tablet",
     "tablets", "cap", "caps", "capsule", "capsules", "puff", "puffs", "drops", "patch", "meq", "mmol",
 })
+
+
+#: between a name and its other name in parentheses: " (" or "("
+_OPEN_PAREN = re.compile(r"[ \t]?\(")
+
+
+def _is_paired_drug_name(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
+    """A name with a complete drug name in parentheses after it ("Remicade (infliximab)", "Beyfortus
+    (nirsevimab)"), or in parentheses after one ("dupilumab (Dupixent)"): the other name of that product.
+
+    Reports give a brand its generic name and the other way round; a person's name is not written
+    so. Only a word of three letters or more, directly beside the brackets.
+    """
+    if len(tokens[i].text) < 3 or not tokens[i].text.isalpha():
+        return False
+    if i + 1 < len(tokens):
+        nxt = tokens[i + 1]
+        if (_OPEN_PAREN.fullmatch(text[tokens[i].end:nxt.start]) and flags[i + 1] & _DRUG_NAME
+                and not flags[i + 1] & _STOPWORD and text[nxt.end:nxt.end + 1] == ")"):
+            return True
+    if i > 0:
+        prev = tokens[i - 1]
+        if (_OPEN_PAREN.fullmatch(text[prev.end:tokens[i].start]) and flags[i - 1] & _DRUG_NAME
+                and not flags[i - 1] & _STOPWORD and text[tokens[i].end:tokens[i].end + 1] == ")"):
+            return True
+    return False
 
 
 def _is_product_before_dose(text: str, tokens: Sequence[Token], i: int, clinical: Mapping[int, str]) -> bool:
@@ -457,8 +488,11 @@ class RuleDeidentifier:
             if (kind is None and reason == "digit" and self.clinical is not None
                     and _is_drug_strength(text, tokens, i, flags)):
                 kind = "strength"
-            elif (kind is None and reason == "unknown" and clinical
-                    and _is_product_before_dose(text, tokens, i, clinical)):
+            elif (kind is None and (reason == "unknown" or (reason is None and f & _DRUG_NAME and not f & _STOPWORD))
+                    and ((clinical and _is_product_before_dose(text, tokens, i, clinical))
+                         or _is_paired_drug_name(text, tokens, i, flags))):
+                # a brand no list knows, or a listed drug name the network may doubt, named by its dose
+                # ("Synthroid 50 mcg", "Lialda 4.8 g") or by its other name ("Remicade (infliximab)")
                 kind = "product"
             if kind is not None and self._clinical_wins(reason, tok, kind):
                 reasons[i] = f"clinical:{kind}"
@@ -473,12 +507,13 @@ class RuleDeidentifier:
                 reasons[i] = "article"
             elif f & _DRUG_NAME and not f & _STOPWORD:
                 # a complete drug name ("warfarin", "Lasix"): the word a reviewer needs most,
-                # with its own threshold family, not held to the bar of every common word
-                reasons[i] = "drug"
+                # with its own threshold family, not held to the bar of every common word;
+                # a long lower-case one in a mixed-case note is "drug:lower_case"
+                reasons[i] = listed_reason("drug", tok, case_evidence)
             elif f & Bits.MEDICAL and not f & _STOPWORD:
                 # safe because a medical or MedDRA list (or a drug name's word bag) knows it;
                 # a long lower-case one in a mixed-case note is "medical:lower_case"
-                reasons[i] = medical_reason(tok, case_evidence)
+                reasons[i] = listed_reason("medical", tok, case_evidence)
         # 5) an initial before a masked capitalised word belongs to it ("W. Halverson",
         #    "Martha C. Lindqvist", "U Nebraska"): grouped, both are released together or not at all
         if n:
@@ -509,14 +544,16 @@ class RuleDeidentifier:
     def _clinical_wins(self, reason: str | None, tok: Token, kind: str) -> bool:
         """Clinical evidence lifts shape-based masking (digit, single letter, unknown word). A word on a
         name or place list only when it is a curated analyte or unit ("Ca 8.9"), a unit as written
-        ("5 MIN"), or written in lower case ("for 2 weeks", "rose to 2.1"): a capitalised "Weeks" or
+        ("5 MIN"), written in lower case ("for 2 weeks", "rose to 2.1"), or the day or week of a
+        schedule with its number ("on Day 1", "(Day 16)", "Week 12 visit"): a capitalised "Weeks" or
         "Rose" stays masked. A piece of a lot code ("Lot ED-1234") or of a designation ("COVID-19") is never
         a name: it always wins."""
         if reason is None or reason in ("digit", "single_letter", "unknown") or kind in ("lot", "designation"):
             return True
         assert self.clinical is not None
         return reason == "unsafe_list" and (
-            tok.text.islower() or self.clinical.curated(tok.lower) or self.clinical.is_unit(tok.text))
+            tok.text.islower() or self.clinical.curated(tok.lower) or self.clinical.is_unit(tok.text)
+            or (kind == "timing" and tok.lower in _COUNTED_DAY_WORDS))
 
     def _apply_patterns(
         self,
@@ -544,7 +581,9 @@ class RuleDeidentifier:
                 if not unsafe[k]:
                     unsafe[k] = True
                     labels[k] = m.category
-                    reasons[k] = f"pattern:{m.category}"
+                    # spoken digits and words ("five five five, oh one four four") are no shape the
+                    # network has learnt to judge: they take the never-released "pattern" family
+                    reasons[k] = "pattern" if m.detector in SPOKEN_DETECTORS else f"pattern:{m.category}"
                     groups[k] = g
                 k += 1
         return len(matches)

@@ -6,7 +6,7 @@ import pytest
 
 from deid_core.config import CaseProfileConfig, DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.rules.case_profile import case_is_evidence, lower_case_reason, medical_reason
+from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
 from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.text.tokenize import tokenize
 from deid_core.thresholds import reason_family
@@ -92,23 +92,30 @@ def test_network_inputs_do_not_change(cfg: DeidConfig, artifact: DictionaryArtif
 
 
 @pytest.mark.parametrize(
-    ("word", "evidence", "reason"),
+    ("base", "word", "evidence", "reason"),
     [
-        ("melanoma", True, "medical:lower_case"),
-        ("Melanoma", True, "medical"),  # capitalised: could open an organisation's name
-        ("ank", True, "medical"),  # short words include initials and names ("ank" was PHI on PhysioNet dev)
-        ("melanoma", False, "medical"),  # case says nothing in this note
+        ("medical", "melanoma", True, "medical:lower_case"),
+        ("medical", "Melanoma", True, "medical"),  # capitalised: could open an organisation's name
+        ("medical", "ank", True, "medical"),  # short words include initials and names ("ank" was PHI on PhysioNet dev)
+        ("medical", "melanoma", False, "medical"),  # case says nothing in this note
+        ("drug", "sacubitril", True, "drug:lower_case"),
+        ("drug", "Lyrica", True, "drug"),  # a brand, and a first name
+        ("drug", "sacubitril", False, "drug"),
     ],
 )
-def test_long_lower_case_medical_words_of_a_mixed_case_note(word: str, evidence: bool, reason: str) -> None:
-    assert medical_reason(tokenize(word)[0], evidence) == reason
+def test_long_lower_case_listed_words_of_a_mixed_case_note(base: str, word: str, evidence: bool, reason: str) -> None:
+    assert listed_reason(base, tokenize(word)[0], evidence) == reason
 
 
-def test_lower_case_medical_words_have_a_safe_family_with_a_policy_threshold(cfg: DeidConfig) -> None:
-    assert reason_family("medical:lower_case", False) == "medical_lower_case"
-    assert reason_family("medical", False) == "medical"
-    # released unless the network thinks PHI more likely (conf/deid.yaml: policy, not tuned)
-    assert cfg.deep.combiner.by_reason["medical_lower_case"] == 0.5
+@pytest.mark.parametrize(("reason", "family"), [("medical:lower_case", "medical_lower_case"),
+                                                 ("drug:lower_case", "drug_lower_case")])
+def test_lower_case_listed_words_have_a_safe_family_with_a_policy_threshold(
+        cfg: DeidConfig, reason: str, family: str) -> None:
+    assert reason_family(reason, False) == family
+    assert reason_family(reason.split(":")[0], False) == reason.split(":")[0]
+    # released unless the network is fairly sure of PHI (conf/deid.yaml: policy, not tuned)
+    assert cfg.deep.combiner.by_reason[family] == 0.2
+    assert reason_family("unknown:lower_case", True) == "lower_case"  # a masked reason keeps its own family
 
 
 def test_rules_give_the_lower_case_mark_to_safe_medical_words(rules: RuleDeidentifier) -> None:
@@ -119,3 +126,11 @@ def test_rules_give_the_lower_case_mark_to_safe_medical_words(rules: RuleDeident
     assert r["Melanoma"] == "medical"
     caps = rules.analyse(text.upper())
     assert "medical:lower_case" not in caps.reasons
+
+
+def test_rules_give_the_lower_case_mark_to_safe_drug_names(rules: RuleDeidentifier) -> None:
+    text = "Mrs. Okafor was started on sacubitril/valsartan by Dr. Patel; Entresto was stopped."
+    a = rules.analyse(text)
+    r = {t.text: a.reasons[i] for i, t in enumerate(a.tokens)}
+    assert r["sacubitril"] == "drug:lower_case" and r["valsartan"] == "drug:lower_case"
+    assert r["Entresto"] == "drug"

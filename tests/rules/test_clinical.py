@@ -31,6 +31,8 @@ def test_quantities(evidence: ClinicalEvidence, text: str) -> None:
     ("Na 118", "Na 118"), ("INR: 2.3", "INR: 2.3"), ("ALT 3x ULN", "ALT 3x ULN"), ("BP 120/80", "BP 120/80"),
     ("creatinine rose to 2.1 mg/dL", "creatinine rose to 2.1 mg/dL"), ("GCS 15", "GCS 15"),
     ("Hgb 9.1 yesterday", "Hgb 9.1"),
+    # British and Australian writing, named scales
+    ("WCC 11.4, CRP 96", "WCC 11.4"), ("BGL 9.8; given charcoal", "BGL 9.8"), ("SCORTEN 1. Admitted", "SCORTEN 1"),
 ])
 def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expected: str) -> None:
     assert (expected, "analyte") in spans(evidence, text)
@@ -40,13 +42,15 @@ def test_analytes_with_their_values(evidence: ClinicalEvidence, text: str, expec
                                   "10:30", "3:10 AM", "1130 am", "7a-7p", "3 pm", "once daily", "per day", "QD",
                                   "twice a week", "at night", "every 8 hours", "b.i.d.", "the next day",
                                   "The day after", "a day later", "A FEW HOURS LATER", "two weeks",
-                                  "throughout the day", "all day long"])
+                                  "throughout the day", "all day long", "day +11", "Day -3", "C1D22", "C2 D8",
+                                  "39+2 weeks", "27+3/40"])
 def test_timings(evidence: ClinicalEvidence, text: str) -> None:
     assert (text, "timing") in spans(evidence, text)
 
 
 @pytest.mark.parametrize("text", ["Room 12", "Henry 5", "in 2014", "at 5 in the morning", "MRN 1234567",
-                                  "called 555-1234", "Smith 42", "Weeks 3"])
+                                  "called 555-1234", "Smith 42", "Weeks 3", "tsw-day-40", "38+5", "(12-14)",
+                                  "(3-4)"])
 def test_no_evidence_where_there_is_no_measurement(evidence: ClinicalEvidence, text: str) -> None:
     assert spans(evidence, text) == set()
 
@@ -163,6 +167,16 @@ def test_capitalised_list_words_stay_masked_lower_case_units_do_not(rules: RuleD
     assert words[1:3] == [("2", False), ("weeks", False)]
     assert ("Weeks", True) in words[4:]
     assert v["Weeks"][0] is True
+
+
+@pytest.mark.parametrize("text", ["randomised on Day 1 (14-SEP-2022); admitted on Day 16.",
+                                  "On Cycle 2 Day 8 the subject presented", "seen at the Week 12 visit"])
+def test_the_day_or_week_of_a_schedule_is_no_surname(rules: RuleDeidentifier, text: str) -> None:
+    a = rules.analyse(text)
+    words = {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens) if t.text in ("Day", "Week")}
+    assert words and all(v == (False, "clinical:timing") for v in words.values())
+    # without its number the surname stays masked
+    assert _verdict(rules, "Seen by Dr Day today.")["Day"][0] is True
 
 
 def test_an_upper_case_article_before_a_stopword_is_no_initial(rules: RuleDeidentifier) -> None:
@@ -469,3 +483,38 @@ def test_british_duration_shorthand_is_no_date(rules: RuleDeidentifier, text: st
 def test_the_same_shapes_elsewhere_stay_dates(rules: RuleDeidentifier, text: str) -> None:
     a = rules.analyse(text)
     assert "pattern:DATE" in a.reasons
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("June 2022: started Remicade (infliximab) 5 mg/kg at the clinic.", {"Remicade", "infliximab"}),
+        ("Immunizing agent: Beyfortus (nirsevimab) 50 mg IM.", {"Beyfortus"}),
+        ("Had taken dexrazoxane (Savene) 1000 mg/m2.", {"Savene"}),
+        ("I'm on Lialda 4.8 g daily.", {"Lialda"}),
+    ],
+)
+def test_a_drug_named_by_its_dose_or_its_other_name_is_a_product(
+        rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    a = rules.analyse(text)
+    assert {t.text for i, t in enumerate(a.tokens) if a.reasons[i] == "clinical:product"} >= names
+    assert not any(a.unsafe[i] for i, t in enumerate(a.tokens) if t.text in names)
+
+
+@pytest.mark.parametrize("text", ["Lyrica Fontaine (her daughter) called.", "Mr Okonkwo (warfarin user) fell.",
+                                  "Dr Smith (Lasix) was paged."])
+def test_a_name_beside_brackets_without_a_drug_name_in_them_is_no_product(rules: RuleDeidentifier, text: str) -> None:
+    a = rules.analyse(text)
+    assert "clinical:product" not in {a.reasons[i] for i, t in enumerate(a.tokens) if t.text in ("Fontaine", "Okonkwo", "Smith")}
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("delivered by SVD at 38+5 at the hospital", "38+5"), ("GA 27+3, birth weight 980 g", "27+3"),
+])
+def test_a_gestational_age_after_its_cue(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    assert (expected, "timing") in spans(evidence, text)
+
+
+def test_a_reference_range_of_decimals_after_a_value(evidence: ClinicalEvidence) -> None:
+    found = spans(evidence, "WBC 1.1 (4.0-10.0) x10^9/L, Hb 9.8 (13.0-17.0) g/dL")
+    assert ("(4.0-10.0)", "analyte") in found and ("(13.0-17.0)", "analyte") in found

@@ -185,3 +185,54 @@ def test_numbered_places(rules: RuleDeidentifier, text: str, place: set[str]) ->
 )
 def test_no_numbered_place(rules: RuleDeidentifier, text: str) -> None:
     assert "numbered_place" not in hits(rules, text).values()
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        ("Labs from Jan 8 at LabCorner on Tunnel Rd: CRP 14 (was 3).", {"Tunnel", "Rd"}),
+        ("Well Pharmacy, Bury Old Road, Prestwich.", {"Bury", "Old", "Road"}),
+        ("She lives off Harbour Lane near the school.", {"Harbour", "Lane"}),
+    ],
+)
+def test_street_names_without_a_house_number(rules: RuleDeidentifier, text: str, street: set[str]) -> None:
+    assert {w for w, d in hits(rules, text).items() if d == "address"} == street
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The treating physician, Dr Wendell Lane, was contacted.",  # a title: a person, not a street
+        "Road traffic accident on the way home.",  # a street word opening a sentence
+        "She walked down the road to the lane.",  # lower case
+        "ON MAIN ROAD, PT FELL.",  # capitals carry no case information
+    ],
+)
+def test_no_street_without_a_number(rules: RuleDeidentifier, text: str) -> None:
+    found = {w for w, d in hits(rules, text).items() if d == "address"}
+    assert not found & {"Dr", "Road", "road", "lane", "ROAD", "MAIN"}
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("Boots store, High Street, Kettering NN16 0AF. Date of incident", {"NN16", "0AF"}),
+        ("Holloway Road, Leeds LS6 2QT - Tel", {"LS6", "2QT"}),
+        ("Patient postal code M6J 1H4.", {"M6J", "1H4"}),
+        ("Ottawa ON K1A 0B1", {"K1A", "0B1"}),
+    ],
+)
+def test_british_and_canadian_postcodes(rules: RuleDeidentifier, text: str, code: set[str]) -> None:
+    assert {w for w, d in hits(rules, text).items() if d == "postcode"} == code
+
+
+@pytest.mark.parametrize("text", ["T2 4MG tumour", "CD4 350 cells", "lot AB1 2CD3", "NN16  0AF", "nn16 0af"])
+def test_no_postcode(rules: RuleDeidentifier, text: str) -> None:
+    assert "postcode" not in hits(rules, text).values()
+
+
+def test_assisted_living_is_an_organisation_head(rules: RuleDeidentifier) -> None:
+    text = "Pharmacist medication review - Sunnybrook Gardens Assisted Living, unit C-114."
+    assert {w for w, d in hits(rules, text).items() if d == "organisation"} == {
+        "Sunnybrook", "Gardens", "Assisted", "Living"}
+    assert "organisation" not in hits(rules, "She moved to Assisted Living last spring.").values()

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.rules.patterns import CATEGORIES, PatternDetector, PatternMatch, _resolve
 
 DETECTOR = PatternDetector()
@@ -574,3 +575,81 @@ def test_area_code_is_the_cue_not_the_number() -> None:
     text = "call five five five, oh one four four, area code two one six. Thanks"
     found = [text[m.start:m.end] for m in PatternDetector().find(text) if m.category == "PHONE"]
     assert found == ["five five five, oh one four four", "two one six"]
+
+
+@pytest.mark.parametrize(
+    "marked",
+    [
+        "karbamazepin 200 mg x 2 från [[1 maj]] för trigeminusneuralgi",
+        "Am [[15. März 2023]] begann die Behandlung.",
+        "úlceras orales el lunes [[20 de marzo]]. Había tomado",
+        "recibida el [[5 de mayo de 2023]] por el titular",
+        "arrêtée le [[15 juin]]; relais par méthotrexate",
+        "née le [[2 avril 1929]], résidente de Lyon",
+        "subi pra 5 mg em [[março de 2024]] e depois",
+        "on woensdag [[8 februari]] for extraction",
+        "seit [[3. Okt. 2023]] Kopfschmerzen",
+        "przyjęto [[3 marca 2024]] r. do szpitala",
+    ],
+)
+def test_month_names_of_other_languages_beside_a_day_or_year(marked: str) -> None:
+    assert_found(marked, "DATE")
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [("Seen at the Mayo clinic last week.", "Mayo"), ("Maja took it.", "Maja"), ("im Juni ging es besser", "Juni"),
+     ("mayo 2 cups", "mayo"), ("Mars was visible.", "Mars")],
+)
+def test_foreign_month_words_alone_are_no_date(text: str, word: str) -> None:
+    # beside a day or a year only: "2 Mars bars" is a reading the rule cannot tell from a date (masked)
+    assert not [m for m in PatternDetector().find(text) if m.category == "DATE" and word in text[m.start:m.end]]
+
+
+@pytest.mark.parametrize(
+    "marked",
+    ["received [[Friday the 13th]] 7:58 pm", "seen on [[Tues. the 3rd]] by the nurse"],
+)
+def test_weekday_the_ordinal_is_one_date(marked: str) -> None:
+    assert_found(marked, "DATE")
+
+
+def test_a_second_ordinal_after_a_slash_is_a_date_too() -> None:
+    text = "using the cream 14th/15th: could hardly walk"
+    found = [text[m.start:m.end] for m in PatternDetector().find(text) if m.category == "DATE"]
+    assert found == ["14th", "15th"]
+
+
+@pytest.mark.parametrize(
+    "marked",
+    [
+        "Reply from [[@throbbing_tuesdays]]: same!!",
+        "posted it on my instagram [[@kamila.d.fitjourney]] and lots of people",
+        "User: [[@migrainemama_88]] (display name withheld)",
+        "Posted by [[u/accutane_throwaway22]] in r/acne",
+    ],
+)
+def test_social_media_handles_are_ids(marked: str) -> None:
+    assert_found(marked, "ID")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "D5NS @75CC/HR via TLC",  # "@" for "at" before a rate
+        "fio2 decreased to 40% @12pm, pt placed on cpap",
+        "DIMINISHED @BASES EARLIER",  # letters only: left to the word rules
+        "pt @home with family",
+        "u/o 30cc/hr, u/s of abdomen done",  # urine output, ultrasound
+        "mail bert@example.com today",  # an e-mail address, found whole as such
+    ],
+)
+def test_at_signs_that_are_no_handles(text: str) -> None:
+    assert not [m for m in PatternDetector().find(text) if m.detector == "social_handle"]
+
+
+def test_spoken_contacts_take_the_never_released_pattern_family(rules: RuleDeidentifier) -> None:
+    # the network reads digits, not spoken words: its score must not release them
+    a = rules.analyse("call five five five, oh one four four, area code two one six. Thanks")
+    reasons = {a.reasons[i] for i, t in enumerate(a.tokens) if t.text in ("five", "oh", "two", "six")}
+    assert reasons == {"pattern"} and all(a.unsafe[i] for i, t in enumerate(a.tokens) if t.text == "six")

@@ -24,7 +24,8 @@ imports them all:
 * :mod:`.common` -- `PatternMatch`, unit words, look-around helpers, and the
   notes on regex speed;
 * :mod:`.dates` -- DATE; :mod:`.ages` -- AGE; :mod:`.phones` -- PHONE;
-* :mod:`.internet` -- EMAIL, URL, IP; :mod:`.ids` -- ID, and `find_lot_codes`,
+* :mod:`.internet` -- EMAIL, URL, IP and social-media handles (as ID); :mod:`.spoken` -- phone
+  numbers and e-mail addresses read out in words; :mod:`.ids` -- ID, and `find_lot_codes`,
   the lot and batch numbers that are no ID (kept by `rules.clinical`);
 * :mod:`.detector` -- `PatternDetector`, which runs the enabled families and
   resolves overlaps, with `CATEGORIES` and `DEFAULT_PHONE_REGIONS`.
@@ -45,18 +46,22 @@ from deid_core.rules.patterns.detector import (
     _resolve,  # noqa: F401  (the overlap resolver, tested on its own)
 )
 from deid_core.rules.patterns.ids import find_ids, find_lot_codes
-from deid_core.rules.patterns.internet import find_emails, find_ips, find_urls
+from deid_core.rules.patterns.internet import find_emails, find_handles, find_ips, find_urls
+from deid_core.rules.patterns.spoken import SPOKEN_DETECTORS, find_spoken_contacts
 
 __all__ = [
     "CATEGORIES",
     "DEFAULT_PHONE_REGIONS",
     "PatternDetector",
     "PatternMatch",
+    "SPOKEN_DETECTORS",
     "find_ages",
     "find_dates",
     "find_emails",
+    "find_handles",
     "find_ids",
     "find_lot_codes",
     "find_ips",
+    "find_spoken_contacts",
     "find_urls",
 ]

@@ -62,6 +62,45 @@ _AMBIGUOUS_MONTHS = frozenset({"may", "mar", "march"})
 #: March are left out because they are also common English words.
 _FULL_MONTH_NAMES = frozenset("january february april june july august september october november december".split())
 
+# Month names of the other languages safety narratives are written or quoted in (German, French,
+# Spanish, Italian, Portuguese, Dutch, Swedish, Danish, Norwegian, Finnish, Polish, Czech, Romanian,
+# Hungarian, Turkish; Polish and Czech in the genitive a day takes), with a few unambiguous
+# abbreviations. Many are also words or names elsewhere ("mars", "mayo", "Maja", "Mei"), so they
+# make a date only beside a day or a year: "1 maj", "15. März 2023", "5 de mayo", "le 3 mars",
+# "março de 2024". English spellings the English scan already finds ("april", "august") are left out.
+_INTERNATIONAL_MONTHS = (
+    "januar jänner februar märz maerz mai juni juli oktober dezember "  # German (and Danish/Norwegian)
+    "janvier février fevrier mars avril juin juillet août aout septembre octobre novembre décembre "
+    "decembre "  # French
+    "enero febrero marzo abril mayo junio julio agosto septiembre setiembre octubre noviembre "
+    "diciembre "  # Spanish
+    "gennaio febbraio aprile maggio giugno luglio settembre ottobre dicembre "  # Italian
+    "janeiro fevereiro março maio junho julho setembro outubro novembro dezembro "  # Portuguese
+    "januari februari maart mei augustus "  # Dutch
+    "augusti maj marts desember "  # Swedish, Danish, Norwegian
+    "tammikuuta helmikuuta maaliskuuta huhtikuuta toukokuuta kesäkuuta heinäkuuta elokuuta "
+    "syyskuuta lokakuuta marraskuuta joulukuuta "  # Finnish
+    "stycznia lutego marca kwietnia maja czerwca lipca sierpnia września października listopada "
+    "grudnia "  # Polish
+    "ledna února března dubna května června července srpna září října listopadu prosince "  # Czech
+    "ianuarie februarie martie aprilie iunie iulie septembrie octombrie noiembrie decembrie "  # Romanian
+    "január február március április május június július augusztus szeptember október "  # Hungarian
+    "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık"  # Turkish
+).split()
+#: abbreviations, which may carry a full stop ("3. Okt. 2023", "12 janv.")
+_INTERNATIONAL_MONTH_ABBREVIATIONS = ("janv", "févr", "fevr", "avr", "juil", "déc", "mrt", "okt", "dez")
+_INTERNATIONAL_MONTH_RE = re.compile(
+    rf"(?<![^\W\d_])(?:(?P<mon>{'|'.join(sorted(set(_INTERNATIONAL_MONTHS), key=len, reverse=True))})"
+    rf"|(?P<abbr>{'|'.join(_INTERNATIONAL_MONTH_ABBREVIATIONS)})\.?)(?![^\W\d_])",
+    re.IGNORECASE,
+)
+#: the day before such a month: "1 maj", "15. März", "5 de mayo", "3 de março", "le 3 mars"
+_INTERNATIONAL_DAY_BEFORE_RE = re.compile(
+    r"(?<![\w.,/:])(?P<day>\d{1,2})(?:\.|º|°|er|(?i:[ \t]+de))?[ \t]{1,2}$|(?<![\w.,/:])(?P<day2>\d{1,2})\.$"
+)
+#: the year after it: "März 2023", "mayo de 2023", "5. května 2024", "2 avril 1929"
+_INTERNATIONAL_YEAR_AFTER_RE = re.compile(rf"(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{{1,3}})(?:{_YEAR4})(?!\d)")
+
 # Where a numeric date may start: not inside a number, a path or a clock time. A word's full stop
 # or colon may come straight before it ("HX:7/29", "Westfield.7/28"); a date with a year may
 # also run into the word before it ("labs on11/12/84", "fx3/95"), a month/day may not ("RUE4/5").
@@ -152,7 +191,13 @@ _AND_YEAR_AFTER_RE = re.compile(rf"[ \t]*(?:and|&|,)[ \t]*{_YY}{_NOT_UNIT}{_NOT_
 
 # 29th, 11th, 3rd standing alone ("seen on the 29th"), unless a counted noun
 # follows ("3rd dose", "2nd-line").
-_DATE_ORDINAL_RE = re.compile(r"(?<![\w.,/])(?P<day>\d{1,2})(?i:st|nd|rd|th)(?![\w])")
+# "the 14th/15th": a second ordinal after a slash continues the first
+_DATE_ORDINAL_RE = re.compile(r"(?:(?<![\w.,/])|(?<=\d(?i:st|nd|rd|th)/))(?P<day>\d{1,2})(?i:st|nd|rd|th)(?![\w])")
+# "Friday the 13th": the weekday, the article and the ordinal are one date
+_WEEKDAY_THE_ORDINAL_RE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?[ \t]+the[ \t]+"
+    r"(?P<day>\d{1,2})(?:st|nd|rd|th)(?![\w])"
+)
 _ORDINAL_NOUN_AFTER_RE = re.compile(
     r"[\s-]*(?:doses?|dosing|cycles?|lines?|days?|weeks?|months?|years?|times?|trimesters?|courses?|"
     r"infusions?|injections?|shots?|vaccinations?|vaccines?|treatments?|generations?|degrees?|"
@@ -225,6 +270,18 @@ def _text_dates(text: str) -> Iterator[PatternMatch]:
             yield PatternMatch(year_before.start(), day_after.end("day") if day_after else e, "DATE", "date_text")
         if mon.lower() in _FULL_MONTH_NAMES:
             yield PatternMatch(s, s + len(mon), "DATE", "date_month_name")
+
+
+def _international_dates(text: str) -> Iterator[PatternMatch]:
+    """Dates with a month name in another language: beside a day or a year only (see above)."""
+    for mw in _INTERNATIONAL_MONTH_RE.finditer(text):
+        s, e = mw.span()
+        day = _preceded_by(text, s, _INTERNATIONAL_DAY_BEFORE_RE, 12)
+        if day and not 1 <= int(day.group("day") or day.group("day2")) <= 31:
+            day = None
+        year = _INTERNATIONAL_YEAR_AFTER_RE.match(text, e)
+        if day or year:
+            yield PatternMatch(day.start() if day else s, year.end() if year else e, "DATE", "date_text")
 
 
 def _in_value_context(text: str, start: int, end: int) -> bool:
@@ -353,6 +410,9 @@ def _partial_dates(text: str) -> Iterator[PatternMatch]:
             more = _AND_YEAR_AFTER_RE.match(text, m.end("y"))
             if more:
                 yield PatternMatch(more.start("y"), more.end("y"), "DATE", "date_history")
+    for m in _WEEKDAY_THE_ORDINAL_RE.finditer(text):
+        if 1 <= int(m.group("day")) <= 31:
+            yield PatternMatch(m.start(), m.end(), "DATE", "date_text")
     for m in _DATE_ORDINAL_RE.finditer(text):
         if (1 <= int(m.group("day")) <= 31 and not _followed_by(text, m.end(), _ORDINAL_NOUN_AFTER_RE)
                 and not _counted_ordinal(text, m.start(), m.end())):
@@ -363,6 +423,7 @@ def find_dates(text: str) -> list[PatternMatch]:
     """All DATE candidates (possibly overlapping); `PatternDetector.find` resolves overlaps."""
     out: list[PatternMatch] = []
     out.extend(_text_dates(text))
+    out.extend(_international_dates(text))
     out.extend(_numeric_dates(text))
     out.extend(_month_day_dates(text))
     out.extend(_partial_dates(text))

@@ -22,7 +22,7 @@ from deid_core.rules.patterns.ages import find_ages
 from deid_core.rules.patterns.common import PatternMatch
 from deid_core.rules.patterns.dates import _NUMERIC_DATE_DETECTORS, find_dates
 from deid_core.rules.patterns.ids import find_ids
-from deid_core.rules.patterns.internet import find_emails, find_ips, find_urls
+from deid_core.rules.patterns.internet import find_emails, find_handles, find_ips, find_urls
 from deid_core.rules.patterns.phones import _PhoneFinder
 from deid_core.rules.patterns.spoken import find_spoken_contacts
 
@@ -38,7 +38,7 @@ _DETECTOR_RANK = {
     name: i
     for i, name in enumerate(
         (
-            "id_keyword", "id_ssn", "id_code", "id_digits",
+            "id_keyword", "id_ssn", "id_code", "id_digits", "social_handle",
             "url_scheme", "url_www", "url_domain",
             "phone_keyword", "phone_lib", "phone_nanp", "phone_intl", "phone_local", "phone_spoken",
             "date_text", "date_iso", "date_numeric", "date_roman", "date_compact", "date_spaced", "date_month_year",
@@ -132,4 +132,5 @@ class PatternDetector:
                     if c.category not in ("PHONE", "DATE", "AGE") or 1 not in kw_cover[c.start : c.end]
                 ]
             cands.extend(ids)
+            cands.extend(find_handles(text))
         return _resolve(cands)

@@ -1,4 +1,5 @@
-"""EMAIL, URL and IP detection: e-mail addresses, URLs and bare domains, IPv4 and IPv6 addresses.
+"""EMAIL, URL and IP detection: e-mail addresses, URLs and bare domains, IPv4 and IPv6 addresses;
+social-media handles.
 
 Why this module exists: the three internet identifiers share one concern,
 telling a real address from sentence punctuation and abbreviations. E-mail
@@ -7,7 +8,10 @@ for bare domains, from a ".tld" backwards; a bare domain needs a plausible
 top-level domain, so "5.mg", "improved.He" or "Dr.Md" never become URLs,
 and trailing punctuation and unbalanced closing brackets are dropped from a
 URL. IPv4 octets are checked in Python (0-255); IPv6 candidates are
-validated with `ipaddress`.
+validated with `ipaddress`. A social-media handle ("@migraine_mama88",
+"u/accutane_throwaway22") names one account, and so one person, as an
+e-mail address does; it is reported as an ID, whose surrogate keeps its
+shape.
 """
 
 from __future__ import annotations
@@ -19,6 +23,14 @@ import regex as re
 
 from deid_core.rules.patterns.common import PatternMatch, _preceded_by
 
+# "@migraine_mama88", "@kamila.d.fit" (X, Instagram, TikTok): opening with a letter and holding a digit,
+# an underscore or an inner full stop, not inside an e-mail address or a word. Notes write "@" for "at"
+# before rates, times and words ("D5NS @75CC/HR", "@12pm", "@BASES", "@home"); a handle of letters only
+# is left to the word rules, which mask it unless a list knows the word. "u/name" (Reddit): three
+# characters at least, so "u/o" (urine output) and "u/s" (ultrasound) stay clinical.
+_AT_HANDLE_RE = re.compile(
+    r"(?<![\w.@/+-])@(?=[^\W\d_])(?=[\w.]*(?:\d|_|\.\w))[\w.]{2,30}(?<!\.)(?![\w@-])")
+_REDDIT_HANDLE_RE = re.compile(r"(?<![\w/])u/[\w-]{3,20}(?![\w/-])")
 _EMAIL_RE = re.compile(r"(?<![\w.%+'-])[\w.%+'-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
 _URL_CHARS = r"[^\s<>\"'`]"
 _URL_SCHEME_RE = re.compile(rf"(?<![\w])(?:https?|s?ftps?)://{_URL_CHARS}+", re.IGNORECASE)
@@ -67,6 +79,16 @@ def find_emails(text: str) -> list[PatternMatch]:
     if "@" not in text:
         return []
     return [PatternMatch(m.start(), m.end(), "EMAIL", "email") for m in _EMAIL_RE.finditer(text)]
+
+
+def find_handles(text: str) -> list[PatternMatch]:
+    """Social-media handles, as IDs (see above)."""
+    out: list[PatternMatch] = []
+    if "@" in text:
+        out.extend(PatternMatch(m.start(), m.end(), "ID", "social_handle") for m in _AT_HANDLE_RE.finditer(text))
+    if "u/" in text:
+        out.extend(PatternMatch(m.start(), m.end(), "ID", "social_handle") for m in _REDDIT_HANDLE_RE.finditer(text))
+    return out
 
 
 def _tld_ok(host: str, tld: str, has_path: bool) -> bool:

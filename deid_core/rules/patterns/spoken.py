@@ -41,6 +41,11 @@ _SPOKEN_EMAIL_RE = re.compile(
 )
 
 
+#: the detectors of this module: their matches are words, which the rules' deidentifier never lets the
+#: network release (the reason family "pattern", as for e-mail and URL matches)
+SPOKEN_DETECTORS = frozenset({"phone_spoken", "email_spoken"})
+
+
 def find_spoken_contacts(text: str) -> list[PatternMatch]:
     """Spoken phone numbers (PHONE) and e-mail addresses (EMAIL), whole."""
     low = text.lower()
