@@ -442,7 +442,7 @@ class ContextDetector:
         hits: list[ContextHit] = []
         for i in range(len(tokens) - 1):
             a, b = tokens[i], tokens[i + 1]
-            if text[a.end:b.start] != " ":
+            if len(b.text) != 3 or not b.text[0].isdigit() or len(a.text) > 4 or text[a.end:b.start] != " ":
                 continue
             if ((_UK_OUTWARD.fullmatch(a.text) and _UK_INWARD.fullmatch(b.text))
                     or (_CA_HALF_A.fullmatch(a.text) and _CA_HALF_B.fullmatch(b.text))):

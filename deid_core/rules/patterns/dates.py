@@ -88,15 +88,18 @@ _INTERNATIONAL_MONTHS = (
     "ocak şubat mart nisan mayıs haziran temmuz ağustos eylül ekim kasım aralık"  # Turkish
 ).split()
 #: abbreviations, which may carry a full stop ("3. Okt. 2023", "12 janv.")
-_INTERNATIONAL_MONTH_ABBREVIATIONS = ("janv", "févr", "fevr", "avr", "juil", "déc", "mrt", "okt", "dez")
-_INTERNATIONAL_MONTH_RE = re.compile(
-    rf"(?<![^\W\d_])(?:(?P<mon>{'|'.join(sorted(set(_INTERNATIONAL_MONTHS), key=len, reverse=True))})"
-    rf"|(?P<abbr>{'|'.join(_INTERNATIONAL_MONTH_ABBREVIATIONS)})\.?)(?![^\W\d_])",
-    re.IGNORECASE,
+_INTERNATIONAL_MONTH_ABBREVIATIONS = frozenset({"janv", "févr", "fevr", "avr", "juil", "déc", "mrt", "okt", "dez"})
+_INTERNATIONAL_MONTH_WORDS = frozenset(_INTERNATIONAL_MONTHS)
+# The scan starts from the digits, which few texts have many of, rather than from ~200 month words
+# at every position: a day and the word after it ("1 maj", "15. März", "5 de mayo", "3 de março", "le 3
+# mars"), or a word and the year after it ("März 2023", "mayo de 2023"), the word looked up in a set.
+_DAY_THEN_WORD_RE = re.compile(
+    r"(?<![\w.,/:])(?P<day>\d{1,2})(?:\.|º|°|er|(?i:[ \t]+de))?[ \t]{1,2}(?P<mon>[^\W\d_]{3,12})(?P<dot>\.)?"
+    r"(?![^\W\d_])"
 )
-#: the day before such a month: "1 maj", "15. März", "5 de mayo", "3 de março", "le 3 mars"
-_INTERNATIONAL_DAY_BEFORE_RE = re.compile(
-    r"(?<![\w.,/:])(?P<day>\d{1,2})(?:\.|º|°|er|(?i:[ \t]+de))?[ \t]{1,2}$|(?<![\w.,/:])(?P<day2>\d{1,2})\.$"
+_YEAR4_ALONE_RE = re.compile(rf"(?<![\w.,/:-])(?:{_YEAR4})(?!\d)")
+_WORD_BEFORE_YEAR_RE = re.compile(
+    r"(?<![^\W\d_])(?P<mon>[^\W\d_]{3,12})(?P<dot>\.)?(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{1,3})$"
 )
 #: the year after it: "März 2023", "mayo de 2023", "5. května 2024", "2 avril 1929"
 _INTERNATIONAL_YEAR_AFTER_RE = re.compile(rf"(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{{1,3}})(?:{_YEAR4})(?!\d)")
@@ -274,14 +277,20 @@ def _text_dates(text: str) -> Iterator[PatternMatch]:
 
 def _international_dates(text: str) -> Iterator[PatternMatch]:
     """Dates with a month name in another language: beside a day or a year only (see above)."""
-    for mw in _INTERNATIONAL_MONTH_RE.finditer(text):
-        s, e = mw.span()
-        day = _preceded_by(text, s, _INTERNATIONAL_DAY_BEFORE_RE, 12)
-        if day and not 1 <= int(day.group("day") or day.group("day2")) <= 31:
-            day = None
-        year = _INTERNATIONAL_YEAR_AFTER_RE.match(text, e)
-        if day or year:
-            yield PatternMatch(day.start() if day else s, year.end() if year else e, "DATE", "date_text")
+    for m in _DAY_THEN_WORD_RE.finditer(text):
+        word = m.group("mon").lower()
+        abbreviation = word in _INTERNATIONAL_MONTH_ABBREVIATIONS
+        if not (abbreviation or word in _INTERNATIONAL_MONTH_WORDS) or not 1 <= int(m.group("day")) <= 31:
+            continue
+        end = m.end("mon") + (1 if abbreviation and m.group("dot") else 0)
+        year = _INTERNATIONAL_YEAR_AFTER_RE.match(text, end)
+        yield PatternMatch(m.start(), year.end() if year else end, "DATE", "date_text")
+    for y in _YEAR4_ALONE_RE.finditer(text):
+        w = _preceded_by(text, y.start(), _WORD_BEFORE_YEAR_RE, 24)
+        if w is not None:
+            word = w.group("mon").lower()
+            if word in _INTERNATIONAL_MONTH_WORDS or word in _INTERNATIONAL_MONTH_ABBREVIATIONS:
+                yield PatternMatch(w.start("mon"), y.end(), "DATE", "date_text")
 
 
 def _in_value_context(text: str, start: int, end: int) -> bool:
