@@ -133,7 +133,8 @@ def test_rule_categories_tell_a_date_from_an_age(cfg, rules) -> None:  # type: i
                                    max_size=50)
     arch = cfg.deep.architecture.model_copy(update={"rule_categories": True})
     enc = Encoder(vocab, arch, CLASSES, frozenset())
-    a = rules.analyse("A 45 yo with a line placed 8/14, aspirin 81 mg.")
+    # (a drug right before its dose is a product, "clinical": the drug here stands apart from it)
+    a = rules.analyse("A 45 yo with a line placed 8/14, aspirin daily at 81 mg.")
     doc = enc.encode(a)
     assert doc.features.shape == (len(a.tokens), len(names))
     texts = [t.text for t in a.tokens]
