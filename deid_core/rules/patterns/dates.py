@@ -89,7 +89,9 @@ _INTERNATIONAL_MONTHS = (
 ).split()
 #: abbreviations, which may carry a full stop ("3. Okt. 2023", "12 janv.")
 _INTERNATIONAL_MONTH_ABBREVIATIONS = frozenset({"janv", "févr", "fevr", "avr", "juil", "déc", "mrt", "okt", "dez"})
-_INTERNATIONAL_MONTH_WORDS = frozenset(_INTERNATIONAL_MONTHS)
+_INTERNATIONAL_MONTH_WORDS = frozenset(_INTERNATIONAL_MONTHS) | _INTERNATIONAL_MONTH_ABBREVIATIONS
+#: between such a month and its year: "März 2023", "mayo de 2023", "Okt. 2023"
+_MONTH_YEAR_SEP = r"(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{1,3})"
 # The scan starts from the digits, which few texts have many of, rather than from ~200 month words
 # at every position: a day and the word after it ("1 maj", "15. März", "5 de mayo", "3 de março", "le 3
 # mars"), or a word and the year after it ("März 2023", "mayo de 2023"), the word looked up in a set.
@@ -99,10 +101,10 @@ _DAY_THEN_WORD_RE = re.compile(
 )
 _YEAR4_ALONE_RE = re.compile(rf"(?<![\w.,/:-])(?:{_YEAR4})(?!\d)")
 _WORD_BEFORE_YEAR_RE = re.compile(
-    r"(?<![^\W\d_])(?P<mon>[^\W\d_]{3,12})(?P<dot>\.)?(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{1,3})$"
+    rf"(?<![^\W\d_])(?P<mon>[^\W\d_]{{3,12}})(?P<dot>\.)?{_MONTH_YEAR_SEP}$"
 )
 #: the year after it: "März 2023", "mayo de 2023", "5. května 2024", "2 avril 1929"
-_INTERNATIONAL_YEAR_AFTER_RE = re.compile(rf"(?:[ \t]+(?i:de|del)[ \t]+|[ \t.,/-]{{1,3}})(?:{_YEAR4})(?!\d)")
+_INTERNATIONAL_YEAR_AFTER_RE = re.compile(rf"{_MONTH_YEAR_SEP}(?:{_YEAR4})(?!\d)")
 
 # Where a numeric date may start: not inside a number, a path or a clock time. A word's full stop
 # or colon may come straight before it ("HX:7/29", "Westfield.7/28"); a date with a year may
@@ -279,18 +281,15 @@ def _international_dates(text: str) -> Iterator[PatternMatch]:
     """Dates with a month name in another language: beside a day or a year only (see above)."""
     for m in _DAY_THEN_WORD_RE.finditer(text):
         word = m.group("mon").lower()
-        abbreviation = word in _INTERNATIONAL_MONTH_ABBREVIATIONS
-        if not (abbreviation or word in _INTERNATIONAL_MONTH_WORDS) or not 1 <= int(m.group("day")) <= 31:
+        if word not in _INTERNATIONAL_MONTH_WORDS or not 1 <= int(m.group("day")) <= 31:
             continue
-        end = m.end("mon") + (1 if abbreviation and m.group("dot") else 0)
+        end = m.end("mon") + (1 if word in _INTERNATIONAL_MONTH_ABBREVIATIONS and m.group("dot") else 0)
         year = _INTERNATIONAL_YEAR_AFTER_RE.match(text, end)
         yield PatternMatch(m.start(), year.end() if year else end, "DATE", "date_text")
     for y in _YEAR4_ALONE_RE.finditer(text):
         w = _preceded_by(text, y.start(), _WORD_BEFORE_YEAR_RE, 24)
-        if w is not None:
-            word = w.group("mon").lower()
-            if word in _INTERNATIONAL_MONTH_WORDS or word in _INTERNATIONAL_MONTH_ABBREVIATIONS:
-                yield PatternMatch(w.start("mon"), y.end(), "DATE", "date_text")
+        if w is not None and w.group("mon").lower() in _INTERNATIONAL_MONTH_WORDS:
+            yield PatternMatch(w.start("mon"), y.end(), "DATE", "date_text")
 
 
 def _in_value_context(text: str, start: int, end: int) -> bool:
