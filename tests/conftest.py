@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,10 @@ from deid_core.rules.deidentifier import RuleDeidentifier
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+#: the suite's Spark defaults (shorter-lived JVMs, small Delta snapshots); set before any JVM starts,
+#: and inherited by every subprocess (spark-submit, Airflow, bench scripts). A developer's own wins.
+SPARK_TEST_CONF = REPO / "tests" / "fixtures" / "spark_conf"
+os.environ.setdefault("SPARK_CONF_DIR", str(SPARK_TEST_CONF))
 
 
 @pytest.fixture(scope="session")

@@ -24,7 +24,7 @@ Kinds of evidence:
 * ``timing``: a dosing scheme ("500 mg 1-0-1"), a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
   dose", "3rd day", "days 1-14", "at weeks 0, 2 and 6"), time to onset in words ("the next day", "a few hours
   later", "two weeks"), a dosing frequency ("once daily", "per day", "BID",
-  "at night", "every 8 hours"), a clock time ("10:30", "3:10 AM", "at 1850",
+  "at night", "every 8 hours", "nocte", "mane", "TIW"; "OD" right after a dose), a clock time ("10:30", "3:10 AM", "at 1850",
   "@ 0300", "1130 am") or a nursing shift ("7a-7p"). A time of day is no
   identifier (Safe Harbor lists the elements of dates, not hours), and it
   carries the time to onset of a reaction within a day ("vaccinated at
@@ -53,6 +53,14 @@ Kinds of evidence:
   "SARS-CoV-2", "mRNA-1273", "BNT162b2", "H1N1", "CYP2D6"), from a word list
   (`rules.clinical.designations`); without it the "19" of every "COVID-19"
   is a masked number.
+* ``eponym``: the physician's name in "Bell's palsy", "Graves' disease", "Stevens-Johnson
+  syndrome", "Coombs test", "NIKOLSKY SIGN" (`_EPONYM`): a name right before a condition or a
+  test word. Not after a title ("Mrs Bell's palsy") or a capitalised word that may be a given name
+  ("John Parkinson's disease"), and a possessive only before a condition ("Smith's test results"
+  stays a person's). Like a lot code, it wins over the name lists.
+* ``product``: an investigational product's code ("KTR-2291", "BRX-7710/placebo") in every mention
+  of a report that names it as a product once: right before a dose, beside a placebo or a partner
+  drug, or after "study of", "candidate". A site or subject number has another shape or no such mention.
 * ``shorthand``: clinical shorthand written with a slash ("s/p", "c/o",
   "w/", "d/t", "S/O:", "A/P", "d/ced"), from a word list (`rules.clinical.shorthand`); its
   single letters are no initials. A slashed pair of letters not on the list
@@ -149,8 +157,51 @@ _FREQUENCY = re.compile(
     r"|(?:per|a|each)\s+(?:day|week|month|hour|night|dose)|daily|weekly|monthly|nightly"
     r"|at\s+(?:night|bedtime)|every\s+(?:other\s+day|morning|evening|night|\d+(?:-\d+)?\s+(?:hours?|days?|weeks?|months?))"
     r"|q\.?d\.?|b\.?i\.?d\.?|t\.?i\.?d\.?|q\.?i\.?d\.?|qhs|qam|qpm|qod|prn|bd|tds|qds"
+    # morning and night (UK and Commonwealth prescriptions), three and two times a week, every n weeks
+    r"|mane|nocte|tiw|biw|q[1-8]w|q[1-8]wk"
     r")(?![^\W_])"
+    # "OD" (once daily) and "OM"/"ON" (every morning, night) only right after a dose: alone, "OD" is also
+    # the right eye or an overdose, "ON" a preposition
+    r"|(?<=\d\s?(?i:mg|mcg|µg|ug|g|ml|units?|iu|tabs?|tablets?|caps?|capsules?|puffs?|drops?|mmol)\s)"
+    r"(?:OD|od|o\.d\.|OM|om|ON|on)(?![^\W_])"
 )
+#: an eponym of a disease, sign or test ("Bell's palsy", "Graves' disease", "Stevens-Johnson syndrome",
+#: "Coombs test", "NIKOLSKY SIGN"): the surname of a physician long dead, not of anyone in the case.
+#: The name must stand right before its head word; after a title ("Mrs Bell's palsy") or a capitalised
+#: word that is no clinical lead word ("John Parkinson's disease") it may be a person's and stays masked.
+#: A possessive only before the heads of a condition: "Smith's test results" is somebody's test.
+_EPONYM_PART = r"\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)*"
+_EPONYM_CONDITION = (r"syndrome|disease|palsy|sign|phenomenon|thyroiditis|encephalopathy|sarcoma|lymphoma|ulcer"
+                     r"|triad|tetralogy|chorea|anomaly|neuralgia|contracture|dementia|reaction|paralysis"
+                     r"|neuroma|tumou?r|arteritis|cyst|nodes?")
+_EPONYM_TOOL = r"test|scale|classification|nomogram|criteria|grade|grading|score|manoeuvre|maneuver|stain"
+_EPONYM = re.compile(
+    rf"(?<![\w'’.-])(?P<name>{_EPONYM_PART}(?:\s{_EPONYM_PART})?)"
+    rf"(?:(?:['’]s?)\s+(?i:{_EPONYM_CONDITION})|\s+(?i:{_EPONYM_CONDITION}|{_EPONYM_TOOL}))(?![^\W_])"
+    # a report written in capitals: "NIKOLSKY SIGN", "BELL'S PALSY"
+    rf"|(?<![\w'’.-])(?P<name>\p{{Lu}}{{3,}}(?:-\p{{Lu}}{{3,}})*)"
+    r"(?:['’]S?)?\s+(?:SYNDROME|DISEASE|PALSY|SIGN|PHENOMENON|THYROIDITIS|ENCEPHALOPATHY|TEST)(?![^\W_])"
+)
+#: what may stand before an eponym although capitalised: a sentence's clinical opening word
+_EPONYM_LEADS = frozenset({
+    "dx", "diagnosis", "diagnosed", "suspected", "confirmed", "possible", "probable", "likely", "acute",
+    "chronic", "atypical", "severe", "mild", "moderate", "typical", "incomplete", "complete", "recurrent",
+    "known", "history", "hx", "pmh", "developed", "idiopathic", "juvenile", "adult", "early", "late", "new",
+    "left", "right", "bilateral", "positive", "negative", "query", "impression", "assessment", "with", "and",
+    "secondary", "primary", "classic", "classical", "refractory", "background", "also", "of", "no", "not",
+})
+_TITLE_BEFORE = re.compile(r"(?i)\b(?:mr|mrs|ms|miss|mx|dr|prof|sister|nurse|mme|mlle|herr|frau|sr|sra)\.?\s*$")
+_WORD_BEFORE = re.compile(r"([^\W\d_]+)[ \t]+$")
+#: an investigational product's code ("KTR-2291", "BRX-7710", "ZTB-201"): letters, a hyphen and digits,
+#: named as a product where it stands before a dose or beside a placebo or a partner drug
+#: ("KTR-2291 240 mg", "BRX-7710/placebo", "ZTB-201 or placebo"); then every mention of the same
+#: code in the report is the product, not an identifier
+_PRODUCT_CODE = re.compile(r"(?<![\w-])(?P<code>\p{Lu}{2,5}-?\d{2,6}[a-z]?)(?![\w-]|[.,/]\d)")
+_PRODUCT_CODE_NAMED = re.compile(
+    r"(?i)\s?(?:/\s?placebo|\s(?:or|and|vs\.?|versus|plus|\+)\s+placebo|\s?\+\s?[^\W\d_]{4,}"
+    r"|\s\d+(?:[.,]\d+)?\s?(?:mg|mcg|µg|ug|g|ml|mg/kg|mg/m2|units?|iu)(?![^\W_]))"
+)
+_PRODUCT_CODE_CUE = re.compile(r"(?i)\b(?:study|studies|trial|candidate|compound|drug|product|vaccine|of)\s+$")
 #: a pain or severity score out of ten, after its word: never read as the date "8/10" on its own
 _SCORE = re.compile(
     r"(?i)\b(?:pain|score|severity|rated|rates|rating)(?:\s+(?:score|scale|level|rating|severity))?"
@@ -406,8 +457,39 @@ class ClinicalEvidence:
             for m in _SLASHED.finditer(text):
                 if m.group().lower() in self.shorthand:
                     out.append(ClinicalSpan(m.start(), m.end(), "shorthand"))
+        out.extend(_eponyms(text))
+        if "-" in text or any(ch.isdigit() for ch in text):
+            out.extend(_product_codes(text))
         out.sort(key=lambda s: (s.start, s.end))
         return out
+
+
+def _eponyms(text: str) -> Iterator[ClinicalSpan]:
+    """The names of "Bell's palsy", "Stevens-Johnson syndrome", "Coombs test" (`_EPONYM`)."""
+    for m in _EPONYM.finditer(text):
+        start = m.start("name")
+        first = text[start:m.end("name")].split(" ", 1)
+        if len(first) == 2 and first[0].lower() in _EPONYM_LEADS:  # "Dx Guillain-Barré syndrome"
+            start += len(first[0]) + 1
+        before = text[max(0, start - 30):start]
+        if _TITLE_BEFORE.search(before):
+            continue
+        word = _WORD_BEFORE.search(before)
+        if word is not None and word.group(1)[:1].isupper() and word.group(1).lower() not in _EPONYM_LEADS \
+                and not (word.group(1).isupper() and m.group("name").isupper()):
+            continue
+        yield ClinicalSpan(start, m.end("name"), "eponym")
+
+
+def _product_codes(text: str) -> Iterator[ClinicalSpan]:
+    """Every mention of an investigational code that the report names as a product once (`_PRODUCT_CODE`)."""
+    found = list(_PRODUCT_CODE.finditer(text))
+    named = {m.group("code") for m in found
+             if _PRODUCT_CODE_NAMED.match(text, m.end())
+             or _PRODUCT_CODE_CUE.search(text, max(0, m.start() - 20), m.start())}
+    for m in found:
+        if m.group("code") in named:
+            yield ClinicalSpan(m.start(), m.end(), "product")
 
 
 _RANGE = re.compile(rf"^({_NUMBER})\s?(?:-|–|to)\s?({_NUMBER})")

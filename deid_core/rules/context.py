@@ -30,6 +30,9 @@ _ORG_WORDS = 4
 #: between the words of an organisation's name: spaces, "&", a hyphen or an apostrophe; no full stop,
 #: which would join the last word of a sentence to a capitalised word opening the next
 _ORG_GAP = re.compile(r"[ \t]{1,2}|[ \t]?[&'’-][ \t]?|[ \t]+&[ \t]+")
+#: a room, bed or bay and its number ("room 14", "Rm 612-B", "bed 12", "ROOM 208B", "bay #3")
+_ROOM = re.compile(r"(?i)(?<![^\W\d_])(?:room|rm|bed|bay|cubicle)\.?[ \t]?(?:#|no\.?)?[ \t]?[1-9][0-9]{0,3}"
+                   r"(?:-?[A-Za-z](?![^\W\d_]))?(?![\w/%]|[.,]\d)")
 #: the number of a road or station: "9W", "101", "3" (no leading zero, one letter at most)
 _NUMBERED = re.compile(r"[1-9][0-9]{0,3}[A-Za-z]?")
 #: street words that name a street after capitalised words even without a house number ("on Tunnel
@@ -156,6 +159,8 @@ class ContextDetector:
             hits += self._organisations(text, tokens, flags)
         if self.enabled.numbered_places and informative and self.lex.numbered_places:
             hits += self._numbered_places(text, tokens, flags)
+        if self.enabled.numbered_places:
+            hits += self._rooms(text, tokens)
         if self.enabled.addresses:
             hits += self._addresses(text, tokens, flags, informative)
             hits += self._state_codes(text, tokens, flags, informative)
@@ -333,6 +338,11 @@ class ContextDetector:
                 out.append(j)  # possessive: "Great Western Women's Unit"
                 j -= 1
                 continue
+            if (tok.lower == "and" and j > 0 and out and _capitalised(tokens[j - 1]) and tokens[j - 1].text.isalpha()
+                    and text[tokens[j - 1].end:tok.start] == " "):
+                out.append(j)  # "Lakshmi Diabetes and Endocrine Research Centre"
+                j -= 1
+                continue
             if not (_capitalised(tok) and tok.text.isalpha()) or flags[j] & Bits.STOPWORD:
                 break
             if flags[j] & Bits.DRUG_NAME:
@@ -373,6 +383,20 @@ class ContextDetector:
                 words.append(j)
                 j -= 1
             hits += [ContextHit(k, "LOCATION", "numbered_place") for k in sorted(words)]
+        return hits
+
+    # ---- "room 14", "Rm 612-B", "bed 12" ----------------------------------------
+
+    def _rooms(self, text: str, tokens: Sequence[Token]) -> list[ContextHit]:
+        """A room, bed or bay word and its number: where the patient lies, masked with its word.
+
+        In any letter case (nursing notes write "bed 12" and "ROOM 208B"); the number has one to four
+        digits and may end in a letter or "-B". "room air", "bed rest" and "Bay of Plenty" have no number.
+        """
+        hits: list[ContextHit] = []
+        for m in _ROOM.finditer(text):
+            hits += [ContextHit(k, "LOCATION", "room") for k, t in enumerate(tokens)
+                     if m.start() <= t.start and t.end <= m.end()]
         return hits
 
     # ---- "University of Maryland", "Hospital of the Good Samaritan" ----------

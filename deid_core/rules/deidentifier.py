@@ -292,6 +292,9 @@ _STRENGTH_DIGITS = 4
 #: the singular words of a schedule that are also surnames: with their number ("Day 1", "Week 12")
 #: a trial's or a treatment's day, not a person ("Weeks 3" may be one, and stays masked)
 _COUNTED_DAY_WORDS = frozenset({"day", "week"})
+#: once daily, every morning, every night, written right after a dose ("20 mg OD"): a frequency there,
+#: although "OD" is also a pair of initials
+_DOSE_FREQUENCY_WORDS = frozenset({"od", "om", "on", "o.d."})
 
 
 def _is_drug_strength(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
@@ -340,15 +343,29 @@ def _is_paired_drug_name(text: str, tokens: Sequence[Token], i: int, flags: Sequ
         return False
     if i + 1 < len(tokens):
         nxt = tokens[i + 1]
-        if (_OPEN_PAREN.fullmatch(text[tokens[i].end:nxt.start]) and flags[i + 1] & _DRUG_NAME
-                and not flags[i + 1] & _STOPWORD and text[nxt.end:nxt.end + 1] == ")"):
+        # the generic may open a combination: "Coartem (artemether/lumefantrine 80/480 mg)"
+        if (_OPEN_PAREN.fullmatch(text[tokens[i].end:nxt.start]) and _is_drug(flags[i + 1])
+                and text[nxt.end:nxt.end + 1] in _PAIR_CLOSE):
             return True
     if i > 0:
         prev = tokens[i - 1]
-        if (_OPEN_PAREN.fullmatch(text[prev.end:tokens[i].start]) and flags[i - 1] & _DRUG_NAME
-                and not flags[i - 1] & _STOPWORD and text[tokens[i].end:tokens[i].end + 1] == ")"):
-            return True
+        if _OPEN_PAREN.fullmatch(text[prev.end:tokens[i].start]) and text[tokens[i].end:tokens[i].end + 1] == ")":
+            if _is_drug(flags[i - 1]):
+                return True
+            # a drug and its salt before the brackets: "lithium carbonate (Priadel)"
+            if (i > 1 and _is_drug(flags[i - 2]) and prev.text.isalpha() and prev.text.islower()
+                    and text[tokens[i - 2].end:prev.start] == " "):
+                return True
     return False
+
+
+#: what may follow the first name inside the brackets: its end, or the next part of a combination
+_PAIR_CLOSE = frozenset({")", "/", "+"})
+
+
+def _is_drug(f: int) -> bool:
+    """A complete drug name that is no stopword."""
+    return bool(f & _DRUG_NAME) and not f & _STOPWORD
 
 
 def _is_product_before_dose(text: str, tokens: Sequence[Token], i: int, clinical: Mapping[int, str]) -> bool:
@@ -548,12 +565,12 @@ class RuleDeidentifier:
         schedule with its number ("on Day 1", "(Day 16)", "Week 12 visit"): a capitalised "Weeks" or
         "Rose" stays masked. A piece of a lot code ("Lot ED-1234") or of a designation ("COVID-19") is never
         a name: it always wins."""
-        if reason is None or reason in ("digit", "single_letter", "unknown") or kind in ("lot", "designation"):
+        if reason is None or reason in ("digit", "single_letter", "unknown") or kind in ("lot", "designation", "eponym"):
             return True
         assert self.clinical is not None
         return reason == "unsafe_list" and (
             tok.text.islower() or self.clinical.curated(tok.lower) or self.clinical.is_unit(tok.text)
-            or (kind == "timing" and tok.lower in _COUNTED_DAY_WORDS))
+            or (kind == "timing" and (tok.lower in _COUNTED_DAY_WORDS or tok.lower in _DOSE_FREQUENCY_WORDS)))
 
     def _apply_patterns(
         self,

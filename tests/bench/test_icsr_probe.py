@@ -14,11 +14,13 @@ from deid_core.corpus.jsonl import read_jsonl
 
 ANNOTATIONS = Path(__file__).resolve().parents[2] / "bench" / "annotations"
 #: folder -> (PHI spans, keep spans) as each author's README counts them
-PROBES = {"icsr_probe": (712, 1939), "icsr_probe2": (801, 1712), "icsr_probe3": (852, 2016)}
+PROBES = {"icsr_probe": (712, 1939), "icsr_probe2": (801, 1712), "icsr_probe3": (852, 2016),
+          "icsr_probe4": (898, 1989), "icsr_probe5": (900, 1982)}
 
 
 #: folder -> the doc ids' prefix the one converter (icsr_probe/convert.py) gives it
-PREFIXES = {"icsr_probe": "PROBE", "icsr_probe2": "PROBE2", "icsr_probe3": "PROBE3"}
+PREFIXES = {"icsr_probe": "PROBE", "icsr_probe2": "PROBE2", "icsr_probe3": "PROBE3", "icsr_probe4": "PROBE4",
+            "icsr_probe5": "PROBE5"}
 
 
 @pytest.mark.parametrize("folder", sorted(PROBES))

@@ -146,10 +146,11 @@ def test_rules_keep_clinical_values_and_mask_identifiers(rules: RuleDeidentifier
     for kept in ["5", "mg", "INR", "2", "3", "Na", "118", "mmol", "L", "q6h", "x2"]:
         assert v[kept][0] is False and v[kept][1].startswith("clinical:"), kept
     assert v["A"][0] is False  # the article before a number, not an initial
-    # "12" last occurs in "Room 12": a number without a unit stays masked
+    # "12" last occurs in "Room 12": a room and its number are a place, masked with the word
     for masked, reason in [("Tyro", "context:"), ("JAN", "pattern:DATE"), ("2014", "pattern:DATE"),
                            ("617", "pattern:PHONE"), ("0123", "pattern:PHONE"), ("92", "pattern:AGE"),
-                           ("J", "single_letter"), ("S", "single_letter"), ("12", "digit")]:
+                           ("J", "single_letter"), ("S", "single_letter"), ("12", "context:room"),
+                           ("Room", "context:room")]:
         assert v[masked][0] is True and v[masked][1].startswith(reason), masked
 
 
@@ -518,3 +519,60 @@ def test_a_gestational_age_after_its_cue(evidence: ClinicalEvidence, text: str, 
 def test_a_reference_range_of_decimals_after_a_value(evidence: ClinicalEvidence) -> None:
     found = spans(evidence, "WBC 1.1 (4.0-10.0) x10^9/L, Hb 9.8 (13.0-17.0) g/dL")
     assert ("(4.0-10.0)", "analyte") in found and ("(13.0-17.0)", "analyte") in found
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("decades on lithium carbonate (Priadel) 400 mg nocte", {"Priadel"}),
+    ("PATIENT BOUGHT COARTEM (ARTEMETHER/LUMEFANTRINE 80/480 MG) FROM A SHOP", {"COARTEM"}),
+])
+def test_a_brand_beside_a_drug_and_its_salt_or_a_combination_is_a_product(
+        rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    a = rules.analyse(text)
+    assert {t.text for i, t in enumerate(a.tokens) if a.reasons[i] == "clinical:product"} >= names
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    ("She has no history of Bell's palsy or Graves' disease.", {"Bell", "Graves"}),
+    ("Diagnosis: Stevens-Johnson syndrome. Dx Guillain-Barré syndrome.", {"Stevens", "Johnson", "Guillain", "Barré"}),
+    ("direct Coombs test positive; no vesicles to suggest Ramsay Hunt syndrome", {"Coombs", "Ramsay", "Hunt"}),
+    ("BLISTERS, NIKOLSKY SIGN POSITIVE", {"NIKOLSKY"}),
+])
+def test_an_eponym_before_its_condition_or_test_is_no_name(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    a = rules.analyse(text)
+    verdicts = {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens) if t.text in names}
+    assert set(verdicts) == names and all(v == (False, "clinical:eponym") for v in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Mrs Bell's palsy worsened overnight.", "Bell"), ("John Parkinson's disease progressed.", "Parkinson"),
+    ("Smith's test results came back.", "Smith"),
+])
+def test_a_person_before_a_condition_keeps_the_name_masked(rules: RuleDeidentifier, text: str, name: str) -> None:
+    a = rules.analyse(text)
+    assert [a.unsafe[i] for i, t in enumerate(a.tokens) if t.text == name] == [True]
+
+
+def test_an_investigational_code_named_as_a_product_is_one_in_every_mention(rules: RuleDeidentifier) -> None:
+    text = ("Study of KTR-2291 in solid tumours. The subject received KTR-2291 240 mg PO BID; KTR-2291 was "
+            "stopped. Blinded BRX-7710/placebo. Subject ZA-0071 at site 1042.")
+    a = rules.analyse(text)
+    by = {}
+    for i, t in enumerate(a.tokens):
+        by.setdefault(t.text, set()).add((a.unsafe[i], a.reasons[i]))
+    for part in ("KTR", "2291", "BRX", "7710"):
+        assert by[part] == {(False, "clinical:product")}, (part, by[part])
+    assert all(u for u, _ in by["0071"]) and all(u for u, _ in by["1042"])
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("carbimazole 20 mg OD for Graves' disease", "OD"), ("nitrofurantoin 50 mg nocte", "nocte"),
+    ("bedaquiline 200 mg TIW", "TIW"), ("metformin 500 mg mane", "mane"),
+])
+def test_a_frequency_after_a_dose(rules: RuleDeidentifier, text: str, word: str) -> None:
+    a = rules.analyse(text)
+    assert [(a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens) if t.text == word] == [(False, "clinical:timing")]
+
+
+def test_od_alone_is_no_frequency(rules: RuleDeidentifier) -> None:
+    a = rules.analyse("Seen by OD yesterday")
+    assert [a.reasons[i] for i, t in enumerate(a.tokens) if t.text == "OD"] != ["clinical:timing"]

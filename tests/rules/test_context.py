@@ -236,3 +236,31 @@ def test_assisted_living_is_an_organisation_head(rules: RuleDeidentifier) -> Non
     assert {w for w, d in hits(rules, text).items() if d == "organisation"} == {
         "Sunnybrook", "Gardens", "Assisted", "Living"}
     assert "organisation" not in hits(rules, "She moved to Assisted Living last spring.").values()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Resident Mrs E Pollard, room 14, 94 yrs.", {"room", "14"}),
+    ("5 West bed 12, then ROOM 208B and Rm 612-B.", {"bed", "12", "ROOM", "208B", "Rm", "612", "B"}),
+])
+def test_a_room_or_bed_with_its_number_is_a_place(rules: RuleDeidentifier, text: str, expected: set[str]) -> None:
+    found = hits(rules, text)
+    assert {w for w, d in found.items() if d == "room"} == expected
+
+
+def test_room_air_and_bed_rest_are_no_places(rules: RuleDeidentifier) -> None:
+    assert "room" not in hits(rules, "on room air, bed rest, Bay of Plenty").values()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Lakshmi Diabetes and Endocrine Research Centre, Chennai", {"Lakshmi", "Diabetes", "and", "Endocrine", "Research", "Centre"}),
+    ("Dr W, Owairaka Family Doctors, Auckland", {"Owairaka", "Family", "Doctors"}),
+    ("lead, Abbeygate Vaccination Hub, Hexham", {"Abbeygate", "Vaccination", "Hub"}),
+    ("Wenlock Edge Community Nursing Team. Visit", {"Wenlock", "Edge", "Community", "Nursing", "Team"}),
+])
+def test_organisation_names_with_more_heads_and_an_and(rules: RuleDeidentifier, text: str, expected: set[str]) -> None:
+    found = hits(rules, text)
+    assert {w for w, d in found.items() if d == "organisation"} == expected
+
+
+def test_facility_words_alone_still_name_no_organisation(rules: RuleDeidentifier) -> None:
+    assert "organisation" not in hits(rules, "seen by the Care Team in Intensive Care and Emergency").values()

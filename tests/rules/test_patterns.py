@@ -653,3 +653,45 @@ def test_spoken_contacts_take_the_never_released_pattern_family(rules: RuleDeide
     a = rules.analyse("call five five five, oh one four four, area code two one six. Thanks")
     reasons = {a.reasons[i] for i, t in enumerate(a.tokens) if t.text in ("five", "oh", "two", "six")}
     assert reasons == {"pattern"} and all(a.unsafe[i] for i, t in enumerate(a.tokens) if t.text == "six")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("we stopped the singulair on sat and the gp said", ["sat"]),
+    ("Seen Sat 16/03 and again Thu 3/8.", ["Sat 16/03", "Thu 3/8"]),
+    ("no change since Tues.", ["Tues"]),
+])
+def test_a_weekday_abbreviation_after_a_cue_or_before_a_date(text: str, expected: list[str]) -> None:
+    from deid_core.rules.patterns.dates import find_dates
+
+    found = [text[m.start:m.end] for m in find_dates(text) if m.detector == "date_weekday"]
+    assert found == expected
+
+
+@pytest.mark.parametrize("text", ["O2 Sat 94/96 on air", "avoid sun exposure, from sun damage", "he sat up"])
+def test_saturation_the_sun_and_sitting_are_no_weekdays(text: str) -> None:
+    from deid_core.rules.patterns.dates import find_dates
+
+    assert [m for m in find_dates(text) if m.detector == "date_weekday"] == []
+
+
+def test_an_age_over_89_with_a_spaced_year_letter() -> None:
+    from deid_core.rules.patterns.ages import find_ages
+
+    text = "DOB: 01/17/1931 (93 y)   Room 612-B; diabetic for 5 y"
+    assert [text[m.start:m.end] for m in find_ages(text)] == ["93"]
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("Case X. Site IN-017, Lakshmi Diabetes Centre", "IN-017"), ("Site: ZA-05 enrolled", "ZA-05"),
+    ("site no. 1042 reported", "1042"),
+])
+def test_a_trial_site_number_is_an_id(text: str, code: str) -> None:
+    from deid_core.rules.patterns.ids import find_ids
+
+    assert code in [text[m.start:m.end] for m in find_ids(text)]
+
+
+def test_an_injection_site_measure_is_no_site_number() -> None:
+    from deid_core.rules.patterns.ids import find_ids
+
+    assert find_ids("injection site 3 cm erythema at site 12") == []

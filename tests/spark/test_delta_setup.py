@@ -48,3 +48,11 @@ def test_the_session_logs_no_table_contents(spark) -> None:  # type: ignore[no-u
     assert str(log_manager.getRootLogger().getLevel()) == "WARN"
     for name in ("org.apache.spark.sql.delta.Snapshot", "org.apache.spark.sql.delta.DeltaLog"):
         assert not log_manager.getLogger(name).isInfoEnabled(), name
+
+
+def test_the_suite_runs_its_jvms_with_its_own_spark_defaults(spark) -> None:  # type: ignore[no-untyped-def]
+    """tests/fixtures/spark_conf reaches the session (a lost SPARK_CONF_DIR would only show as a slower suite)."""
+    conf = spark.sparkContext.getConf()
+    assert conf.get("spark.databricks.delta.snapshotPartitions") == "2"
+    jvm_args = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()
+    assert "-XX:TieredStopAtLevel=1" in list(jvm_args)

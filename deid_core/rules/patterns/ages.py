@@ -144,8 +144,10 @@ def _year_ages(text: str) -> Iterator[PatternMatch]:
                 continue
             if m.group("bare") is not None:
                 gap = text[m.end("num") : m.start("bare")]
-                if not m.group("bare") and any(ch.isspace() for ch in gap):
-                    continue  # "45y" is an age, "5 y" is too ambiguous
+                if not m.group("bare") and any(ch.isspace() for ch in gap) and (_age_value(m.group("num")) or 0) < 90:
+                    # "45y" is an age, "5 y" is too ambiguous; "(93 y)" is no duration anybody lived
+                    # through, and an age over 89 left to the clinical rules would be shown as "93 y"
+                    continue
                 if _preceded_by(text, m.start(), _DURATION_BEFORE_RE, 20) or _followed_by(
                     text, m.end(), _DURATION_AFTER_RE
                 ):

@@ -203,6 +203,18 @@ _WEEKDAY_THE_ORDINAL_RE = re.compile(
     r"(?i)(?<![^\W\d_])(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?,?[ \t]+the[ \t]+"
     r"(?P<day>\d{1,2})(?:st|nd|rd|th)(?![\w])"
 )
+# A weekday's abbreviation pointing at a day of the case: after a preposition of time ("on sat",
+# "since Tues", "last Fri") or written before a numeric date ("Sat 16/03", "Thu 3/8"). Alone, "Sat",
+# "sun" and "wed" are also saturation, the sun and married: those stay to the network. "Sun" after a
+# preposition other than on/last/next/this is the sun ("from sun exposure").
+_WEEKDAY_ABBR = r"(?:mon|tues?|weds?|thu(?:rs?)?|fri|sat)"
+_WEEKDAY_AFTER_CUE_RE = re.compile(
+    rf"(?i)\b(?:on|since|from|until|till|by|last|next|this|every|each|before|after)[ \t]+(?P<wd>{_WEEKDAY_ABBR}|(?<=\b(?:on|last|next|this)[ \t]+)sun)\b\.?"
+)
+_WEEKDAY_BEFORE_DATE_RE = re.compile(
+    r"(?<![\w.])(?P<wd>(?:Mon|Tue|Tues|Wed|Weds|Thu|Thur|Thurs|Fri|Sat|Sun|MON|TUE|TUES|WED|THU|THUR|THURS|FRI|SAT|SUN)\.?)"
+    r",?[ \t]+(?P<date>\d{1,2}[/.-]\d{1,2}(?:[/.-]\d{2,4})?)(?![\w%/-]|[.,]\d)"
+)
 _ORDINAL_NOUN_AFTER_RE = re.compile(
     r"[\s-]*(?:doses?|dosing|cycles?|lines?|days?|weeks?|months?|years?|times?|trimesters?|courses?|"
     r"infusions?|injections?|shots?|vaccinations?|vaccines?|treatments?|generations?|degrees?|"
@@ -418,6 +430,12 @@ def _partial_dates(text: str) -> Iterator[PatternMatch]:
             more = _AND_YEAR_AFTER_RE.match(text, m.end("y"))
             if more:
                 yield PatternMatch(more.start("y"), more.end("y"), "DATE", "date_history")
+    for m in _WEEKDAY_AFTER_CUE_RE.finditer(text):
+        yield PatternMatch(m.start("wd"), m.end("wd"), "DATE", "date_weekday")
+    for m in _WEEKDAY_BEFORE_DATE_RE.finditer(text):  # the weekday and its date, one date
+        a, b = (int(x) for x in re.split(r"[/.-]", m.group("date"))[:2])
+        if (a <= 31 and 1 <= b <= 12) or (1 <= a <= 12 and b <= 31):  # "Sat 94/96" is a saturation
+            yield PatternMatch(m.start("wd"), m.end("date"), "DATE", "date_weekday")
     for m in _WEEKDAY_THE_ORDINAL_RE.finditer(text):
         if 1 <= int(m.group("day")) <= 31:
             yield PatternMatch(m.start(), m.end(), "DATE", "date_text")

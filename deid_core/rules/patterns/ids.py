@@ -117,6 +117,14 @@ def find_lot_codes(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: a trial site's number ("Site IN-017", "Site: ZA-05", "site no. 1042"): with the subject's number it
+#: points at a person. A country code and digits, or three digits or more: "injection site 3 cm" is no site
+_SITE_ID_RE = re.compile(
+    r"(?i)(?<![^\W\d_])site(?:\s*(?:no\b\.?|nr\b\.?|number|num\b\.?|id|#))?\s*[:#]?\s*"
+    r"(?P<code>(?-i:[A-Z]{2,3})[-\s]?\d{2,5}|\d{3,6})(?![\w-]|[.,]\d)"
+)
+
+
 def _keyword_ids(text: str) -> Iterator[PatternMatch]:
     """Codes that follow an identifier keyword; the span is the code only."""
     for m in _ID_KEYWORD_RE.finditer(text):
@@ -159,6 +167,8 @@ def find_ids(text: str) -> list[PatternMatch]:
     A lot or batch code (`find_lot_codes`) is none of them, unless it has an SSN's shape.
     """
     out = list(_keyword_ids(text))
+    if "ite" in text or "ITE" in text:
+        out.extend(PatternMatch(m.start("code"), m.end("code"), "ID", "id_site") for m in _SITE_ID_RE.finditer(text))
     out.extend(_code_ids(text))
     out.extend(PatternMatch(m.start(), m.end(), "ID", "id_worldwide") for m in _WORLDWIDE_ID_RE.finditer(text))
     for m in _ID_DIGITS_RE.finditer(text):
