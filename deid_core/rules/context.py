@@ -31,7 +31,7 @@ _ORG_WORDS = 4
 #: which would join the last word of a sentence to a capitalised word opening the next
 _ORG_GAP = re.compile(r"[ \t]{1,2}|[ \t]?[&'’-][ \t]?|[ \t]+&[ \t]+")
 #: a room, bed or bay and its number ("room 14", "Rm 612-B", "bed 12", "ROOM 208B", "bay #3")
-_ROOM = re.compile(r"(?i)(?<![^\W\d_])(?:room|rm|bed|bay|cubicle)\.?[ \t]?(?:#|no\.?)?[ \t]?[1-9][0-9]{0,3}"
+_ROOM = re.compile(r"(?i)\b(?:room|rm|bed|bay|cubicle)\.?[ \t]?(?:#|no\.?)?[ \t]?[1-9][0-9]{0,3}"
                    r"(?:-?[A-Za-z](?![^\W\d_]))?(?![\w/%]|[.,]\d)")
 #: the number of a road or station: "9W", "101", "3" (no leading zero, one letter at most)
 _NUMBERED = re.compile(r"[1-9][0-9]{0,3}[A-Za-z]?")
