@@ -56,8 +56,9 @@ Kinds of evidence:
 * ``eponym``: the physician's name in "Bell's palsy", "Graves' disease", "Stevens-Johnson
   syndrome", "Coombs test", "NIKOLSKY SIGN" (`_EPONYM`): a name right before a condition or a
   test word. Not after a title ("Mrs Bell's palsy") or a capitalised word that may be a given name
-  ("John Parkinson's disease"), and a possessive only before a condition ("Smith's test results"
-  stays a person's). Like a lot code, it wins over the name lists.
+  ("John Parkinson's disease"); a possessive only before a condition ("Smith's test results"
+  stays a person's), two names only before "syndrome" or "disease", and the rule de-identifier
+  drops a given name's possessive ("Maria's disease"). Like a lot code, it wins over the name lists.
 * ``product``: an investigational product's code ("KTR-2291", "BRX-7710/placebo") in every mention
   of a report that names it as a product once: right before a dose, beside a placebo or a partner
   drug, or after "study of", "candidate". A site or subject number has another shape or no such mention.
@@ -175,12 +176,14 @@ _DOSE_FREQUENCY = re.compile(
 #: A possessive only before the heads of a condition: "Smith's test results" is somebody's test.
 _EPONYM_PART = r"\p{Lu}[\p{Ll}\p{M}]+(?:-\p{Lu}[\p{Ll}\p{M}]+)*"
 _EPONYM_CONDITION = (r"syndrome|disease|palsy|sign|phenomenon|thyroiditis|encephalopathy|sarcoma|lymphoma|ulcer"
-                     r"|triad|tetralogy|chorea|anomaly|neuralgia|contracture|dementia|reaction|paralysis"
+                     r"|triad|tetralogy|chorea|anomaly|neuralgia|contracture|dementia|paralysis"
                      r"|neuroma|tumou?r|arteritis|cyst|nodes?")
 _EPONYM_TOOL = r"test|scale|classification|nomogram|criteria|grade|grading|score|manoeuvre|maneuver|stain"
 _EPONYM = re.compile(
-    rf"(?<![\w'’.-])(?P<name>{_EPONYM_PART}(?:\s{_EPONYM_PART})?)"
-    rf"(?:(?:['’]s?)\s+(?i:{_EPONYM_CONDITION})|\s+(?i:{_EPONYM_CONDITION}|{_EPONYM_TOOL}))(?![^\W_])"
+    rf"(?<![\w'’.-])(?:(?P<name>{_EPONYM_PART})(?:['’]s?)?\s+(?i:{_EPONYM_CONDITION})"
+    # two names only before a syndrome or disease ("Ramsay Hunt syndrome"): "John Smith test" is a person's
+    rf"|(?P<name>{_EPONYM_PART}\s{_EPONYM_PART})\s+(?i:syndrome|disease)"
+    rf"|(?P<name>{_EPONYM_PART})\s+(?i:{_EPONYM_TOOL}))(?![^\W_])"
     # a report written in capitals: "NIKOLSKY SIGN", "BELL'S PALSY"
     rf"|(?<![\w'’.-])(?P<name>\p{{Lu}}{{3,}}(?:-\p{{Lu}}{{3,}})*)"
     r"(?:['’]S?)?\s+(?:SYNDROME|DISEASE|PALSY|SIGN|PHENOMENON|THYROIDITIS|ENCEPHALOPATHY|TEST)(?![^\W_])"

@@ -502,6 +502,8 @@ class RuleDeidentifier:
             elif not f & _SAFE:
                 reason = "unknown"
             kind = clinical.get(i)
+            if kind == "eponym" and f & Bits.FIRST_NAME and text[tok.end:tok.end + 1] in ("'", "’"):
+                kind = None  # "Maria's disease": a given name's possessive is a person's, no eponym
             if (kind is None and reason == "digit" and self.clinical is not None
                     and _is_drug_strength(text, tokens, i, flags)):
                 kind = "strength"

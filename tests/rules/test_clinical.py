@@ -545,7 +545,8 @@ def test_an_eponym_before_its_condition_or_test_is_no_name(rules: RuleDeidentifi
 
 @pytest.mark.parametrize(("text", "name"), [
     ("Mrs Bell's palsy worsened overnight.", "Bell"), ("John Parkinson's disease progressed.", "Parkinson"),
-    ("Smith's test results came back.", "Smith"),
+    ("Smith's test results came back.", "Smith"), ("Maria's disease has progressed.", "Maria"),
+    ("John Smith test results were normal.", "John"), ("Her sister Mary's reaction was worse.", "Mary"),
 ])
 def test_a_person_before_a_condition_keeps_the_name_masked(rules: RuleDeidentifier, text: str, name: str) -> None:
     a = rules.analyse(text)
