@@ -196,7 +196,6 @@ _EPONYM_LEADS = frozenset({
     "left", "right", "bilateral", "positive", "negative", "query", "impression", "assessment", "with", "and",
     "secondary", "primary", "classic", "classical", "refractory", "background", "also", "of", "no", "not",
 })
-_TITLE_BEFORE = re.compile(r"(?i)\b(?:mr|mrs|ms|miss|mx|dr|prof|sister|nurse|mme|mlle|herr|frau|sr|sra)\.?\s*$")
 _WORD_BEFORE = re.compile(r"([^\W\d_]+)[ \t]+$")
 #: an investigational product's code ("KTR-2291", "BRX-7710", "ZTB-201"): letters, a hyphen and digits,
 #: named as a product where it stands before a dose or beside a placebo or a partner drug
@@ -465,8 +464,7 @@ class ClinicalEvidence:
                 if m.group().lower() in self.shorthand:
                     out.append(ClinicalSpan(m.start(), m.end(), "shorthand"))
         out.extend(_eponyms(text))
-        if "-" in text or any(ch.isdigit() for ch in text):
-            out.extend(_product_codes(text))
+        out.extend(_product_codes(text))
         out.sort(key=lambda s: (s.start, s.end))
         return out
 
@@ -478,10 +476,9 @@ def _eponyms(text: str) -> Iterator[ClinicalSpan]:
         first = text[start:m.end("name")].split(" ", 1)
         if len(first) == 2 and first[0].lower() in _EPONYM_LEADS:  # "Dx Guillain-Barré syndrome"
             start += len(first[0]) + 1
-        before = text[max(0, start - 30):start]
-        if _TITLE_BEFORE.search(before):
-            continue
-        word = _WORD_BEFORE.search(before)
+        # a title before it ("Mrs Bell's palsy") needs no check here: the titled-name detector claims the
+        # name first, and a clinical expression a PHI detector touches is never trusted
+        word = _WORD_BEFORE.search(text, max(0, start - 30), start)
         if word is not None and word.group(1)[:1].isupper() and word.group(1).lower() not in _EPONYM_LEADS \
                 and not (word.group(1).isupper() and m.group("name").isupper()):
             continue
