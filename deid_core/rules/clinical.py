@@ -162,11 +162,17 @@ _FREQUENCY = re.compile(
     r"|mane|nocte|tiw|biw|q[1-8]w|q[1-8]wk"
     r")(?![^\W_])"
 )
+#: units a product's dose is written in: "Synthroid 50 mcg", "Xarelto 20 mg", "Ventolin 2 puffs". Not
+#: `ClinicalEvidence.is_unit`, which takes any physical unit: "Zorvex 5 miles" names no product
+PRODUCT_DOSE_UNITS = frozenset({
+    "mg", "mcg", "µg", "μg", "ug", "g", "gm", "ml", "iu", "units", "unit", "u", "tab", "tabs", "tablet",
+    "tablets", "cap", "caps", "capsule", "capsules", "puff", "puffs", "drops", "patch", "meq", "mmol",
+})
 #: "OD" (once daily) and "OM"/"ON" (every morning, night) only right after a dose (the group ``f``): alone,
 #: "OD" is also the right eye or an overdose, "ON" a preposition. The digits first: a look-behind tried at
 #: every position cost a second per thousand reports
 _DOSE_FREQUENCY = re.compile(
-    r"(?<![\w.])\d+(?:[.,]\d+)?\s?(?i:mg|mcg|µg|ug|g|ml|units?|iu|tabs?|tablets?|caps?|capsules?|puffs?|drops?|mmol)"
+    r"(?<![\w.])\d+(?:[.,]\d+)?\s?(?i:" + "|".join(sorted(PRODUCT_DOSE_UNITS, key=len, reverse=True)) + ")"
     r"\s(?P<f>OD|od|o\.d\.|OM|om|ON|on)(?![^\W_])"
 )
 #: an eponym of a disease, sign or test ("Bell's palsy", "Graves' disease", "Stevens-Johnson syndrome",

@@ -20,7 +20,7 @@ from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
 from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
-from deid_core.rules.clinical import ClinicalEvidence, ClinicalSpan
+from deid_core.rules.clinical import PRODUCT_DOSE_UNITS, ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
@@ -320,12 +320,6 @@ def _is_drug_strength(text: str, tokens: Sequence[Token], i: int, flags: Sequenc
                 and not flags[prev] & _STOPWORD)
 
 
-#: units a product's dose is written in: "Synthroid 50 mcg", "Xarelto 20 mg", "Ventolin 2 puffs". Not
-#: `ClinicalEvidence.is_unit`, which takes any physical unit: "Zorvex 5 miles" names no product
-_PRODUCT_DOSE_UNITS = frozenset({
-    "mg", "mcg", "µg", "μg", "ug", "g", "gm", "ml", "iu", "units", "unit", "u", "tab", "tabs", "tablet",
-    "tablets", "cap", "caps", "capsule", "capsules", "puff", "puffs", "drops", "patch", "meq", "mmol",
-})
 
 
 #: between a name and its other name in parentheses: " (" or "("
@@ -383,7 +377,7 @@ def _is_product_before_dose(text: str, tokens: Sequence[Token], i: int, clinical
     k = j + 1
     while k < len(tokens) and clinical.get(k) == "quantity" and tokens[k].text.isdigit():
         k += 1  # "2.5 mg": the decimal's second part
-    return k < len(tokens) and clinical.get(k) == "quantity" and tokens[k].lower in _PRODUCT_DOSE_UNITS
+    return k < len(tokens) and clinical.get(k) == "quantity" and tokens[k].lower in PRODUCT_DOSE_UNITS
 
 
 def _is_article_before_safe_word(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
