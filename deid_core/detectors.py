@@ -193,12 +193,15 @@ def _argmax_masks(
 def thresholds_for(cfg: DeidConfig, manifest_thresholds: Thresholds | None) -> Thresholds:
     """The model's tuned pair when it has one and the config prefers it, else the config's.
 
-    Per-reason thresholds: the config's, overridden by those the manifest
-    was tuned with (a manifest tuned before a reason existed leaves it to the config).
+    Per-reason thresholds: the manifest's tuned ones, except for the families
+    the config sets. Those are policy (the threshold search keeps them fixed,
+    so a manifest tuned under the same config holds the same values): when the
+    policy changes after tuning, the config's value applies, not the one the
+    manifest copied then. A manifest tuned before a reason existed leaves it to the config.
     """
     comb = cfg.deep.combiner
     if comb.prefer_manifest_thresholds and manifest_thresholds is not None:
-        by_reason = {**comb.by_reason, **manifest_thresholds.by_reason}
+        by_reason = {**manifest_thresholds.by_reason, **comb.by_reason}
         return manifest_thresholds.model_copy(update={"by_reason": by_reason})
     return Thresholds(comb.low, comb.high, by_reason=dict(comb.by_reason))
 

@@ -45,7 +45,7 @@ class DeidPipeline:
     ) -> DeidPipeline:
         """Raises MissingKeyError before loading anything heavy when the policy needs a key."""
         replacer = Replacer(policy, cfg, key)
-        detector = build_detector(method, cfg, artifact, model_dir=model_dir, force_mask=policy.force_mask)
+        detector = build_detector(method, cfg, artifact, model_dir=model_dir, force_mask=policy.masked_patterns)
         return cls(detector, replacer)
 
     @property

@@ -15,6 +15,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+#: the mark of a pattern match read from its place alone ("pattern:AGE:place_only": a number between commas
+#: after a name, "Irma, 58,"): not in `PATTERN_FAMILIES`, so it takes the never-released "pattern" family
+PLACE_ONLY_SUFFIX = ":place_only"
 #: pattern detectors whose matches form a family of their own: a date, an age, a phone number and an ID
 #: are not equally often right (a ventilator setting "10/5" reads as a date, an age under 90 is no PHI)
 PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHONE", "pattern:ID")
@@ -22,6 +25,14 @@ PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHO
 #: document ("unknown:lower_case"; `deid_core.rules.case_profile`): rarely a name, so it gets its own threshold
 LOWER_CASE_FAMILY = "lower_case"
 LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
+#: the family of an unknown word one typing slip from a safe dictionary word ("PENUMONIA", "udated";
+#: reason "unknown:near_word", `deid_core.rules.spelling`): a misspelling far more often than a name
+NEAR_WORD_FAMILY = "near_word"
+NEAR_WORD_SUFFIX = ":" + NEAR_WORD_FAMILY
+#: the family of a letter of a dotted two-letter abbreviation that spells a safe-list word ("H.O.", "a.m.",
+#: "O.R."; reason "single_letter:dotted_pair"): such a pair is also written for a person's initials
+DOTTED_PAIR_FAMILY = "dotted_pair"
+DOTTED_PAIR_SUFFIX = ":" + DOTTED_PAIR_FAMILY
 #: the family of a medical-list word of five letters or more written in lower case in a mixed-case document
 #: ("medical:lower_case"): in a note whose capitals mark names, such a word ("melanoma", "spondylitis")
 #: is vocabulary, and a reviewer needs it; the family lets policy hold it to a lower bar than "medical"
@@ -34,7 +45,7 @@ LOWER_CASE_SAFE_FAMILIES: dict[str, str] = {"medical": MEDICAL_LOWER_CASE_FAMILY
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
-                                   *PATTERN_FAMILIES, LOWER_CASE_FAMILY)
+                                   *PATTERN_FAMILIES, LOWER_CASE_FAMILY, NEAR_WORD_FAMILY, DOTTED_PAIR_FAMILY)
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
 #: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", *LOWER_CASE_SAFE_FAMILIES.values())
@@ -42,7 +53,8 @@ SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
     """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
-    "lower_case" for "unknown:lower_case", "medical_lower_case" for the safe "medical:lower_case",
+    "lower_case" for "unknown:lower_case", "near_word" for "unknown:near_word", "dotted_pair" for
+    "single_letter:dotted_pair", "medical_lower_case" for the safe "medical:lower_case",
     "drug_lower_case" for "drug:lower_case").
 
     One definition for the combiner at run time and the threshold search, so
@@ -53,6 +65,10 @@ def reason_family(reason: str, rules_unsafe: bool) -> str:
         return reason
     if rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
         return LOWER_CASE_FAMILY
+    if rules_unsafe and reason.endswith(NEAR_WORD_SUFFIX):
+        return NEAR_WORD_FAMILY
+    if rules_unsafe and reason.endswith(DOTTED_PAIR_SUFFIX):
+        return DOTTED_PAIR_FAMILY
     if not rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
         base = reason.removesuffix(LOWER_CASE_SUFFIX)
         if base in LOWER_CASE_SAFE_FAMILIES:

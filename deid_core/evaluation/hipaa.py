@@ -7,6 +7,7 @@ recall, so the mapping lives in `conf/labels.yaml` where it can be audited.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +28,18 @@ class HipaaMap:
         return cls({str(k): (None if v is None else str(v)) for k, v in mapping.items()}, age_threshold)
 
     def is_hipaa(self, label: str, token_text: str) -> bool:
-        """Unknown labels count as HIPAA (fail safe); ages below the threshold do not."""
+        """Unknown labels count as HIPAA (fail safe); ages below the threshold do not.
+
+        An AGE token without a leading number ("ninety", "y.o.") counts as HIPAA (fail safe).
+        """
         if label in self.categories and self.categories[label] is None:
             return False
-        if label == "AGE" and token_text.isdigit() and int(token_text) < self.age_threshold:
-            return False
+        if label == "AGE":
+            # "45", and the number of a token that glues it to a sex or unit letter ("51M", "80Y", "30s")
+            head = _LEADING_DIGITS.match(token_text)
+            if head and int(head.group()) < self.age_threshold:
+                return False
         return True
+
+
+_LEADING_DIGITS = re.compile(r"\d+")

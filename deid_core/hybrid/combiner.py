@@ -27,6 +27,7 @@ from deid_core.dictionaries.flags import Lex
 from deid_core.hybrid.categories import infer_categories
 from deid_core.results import MaskedToken
 from deid_core.rules.deidentifier import RuleAnalysis
+from deid_core.rules.patterns.ages import age_upper_bound
 from deid_core.thresholds import Thresholds
 
 NEVER_RELEASE_KINDS: dict[str, int] = {
@@ -40,15 +41,26 @@ _ALL_NEVER = 0
 for _bit in NEVER_RELEASE_KINDS.values():
     _ALL_NEVER |= _bit
 _SAFE_WORD = int(Lex.STOPWORD | Lex.COMMON_WORD | Lex.MEDICAL | Lex.DRUG | Lex.DRUG_NAME | Lex.MEDDRA | Lex.WHODRUG)
+#: the rules' reason of a token the AGE detector found (one read from its place alone has a longer one)
+AGE_REASON = "pattern:AGE"
+
+
+def _group_of(analysis: RuleAnalysis, i: int) -> int:
+    """The token's match group, or a key of its own (-(i + 1)) when it has none."""
+    g = analysis.groups[i] if analysis.groups else -1
+    return g if g >= 0 else -(i + 1)
 
 
 class NeverRelease:
     """Decides which rule-masked tokens keep an infinite threshold.
 
-    Besides the thesis's word kinds, a number the AGE detector found that is
-    `age_min` or more is never released: ages over 89 are HIPAA identifiers
-    whatever the network thinks, and they are too rare in training data for
-    it to learn that from examples.
+    Besides the thesis's word kinds, an age the AGE detector found is never
+    released when it is `age_min` or more, or when its value cannot be read
+    (`age_upper_bound`: "nineties", a range judged by its upper end): ages over
+    89 are HIPAA identifiers whatever the network thinks, and they are too
+    rare in training data for it to learn that from examples. Without
+    `age_min` every age is never released. The tokens of one age match are
+    judged together ("ninety-two" is 92, not "ninety" and "two").
     """
 
     def __init__(
@@ -66,22 +78,38 @@ class NeverRelease:
 
     def mask(self, analysis: RuleAnalysis) -> np.ndarray:
         out = np.zeros(len(analysis.tokens), dtype=bool)
+        never_ages: dict[int, bool] | None = None
         for i, f in enumerate(analysis.flags):
             if not analysis.unsafe[i]:
                 continue
             if analysis.reasons[i] in self.pattern_reasons:
                 out[i] = True
                 continue
-            if self.age_min is not None and analysis.reasons[i] == "pattern:AGE":
-                text = analysis.tokens[i].text
-                if text.isdigit() and int(text) >= self.age_min:
-                    out[i] = True
-                    continue
+            if analysis.reasons[i] == AGE_REASON:
+                if never_ages is None:
+                    never_ages = self._ages_never_released(analysis)
+                out[i] = never_ages.get(_group_of(analysis, i), True)
+                continue
             kinds = f & _ALL_NEVER
             if not kinds:
                 continue
             ambiguous = bool(f & _SAFE_WORD) and not (kinds & ~self.exempt_bits)
             out[i] = not ambiguous
+        return out
+
+    def _ages_never_released(self, analysis: RuleAnalysis) -> dict[int, bool]:
+        """Per age match (its group id; -(i + 1) for a lone token): is it never released?"""
+        spans: dict[int, tuple[int, int]] = {}
+        for i, reason in enumerate(analysis.reasons):
+            if reason == AGE_REASON and analysis.unsafe[i]:
+                g = _group_of(analysis, i)
+                tok = analysis.tokens[i]
+                s, e = spans.get(g, (tok.start, tok.end))
+                spans[g] = (min(s, tok.start), max(e, tok.end))
+        out: dict[int, bool] = {}
+        for g, (s, e) in spans.items():
+            value = age_upper_bound(analysis.text[s:e])
+            out[g] = self.age_min is None or value is None or value >= self.age_min
         return out
 
 

@@ -89,6 +89,22 @@ class Policy(_Strict):
         return CategoryRule(action=Action.tag)
 
     @property
+    def masked_patterns(self) -> list[PatternCategory]:
+        """The detector categories the hybrid must never release under this policy.
+
+        `force_mask`, plus AGE when the policy replaces ages under the HIPAA
+        limit too: by default the combiner shows an age the AGE detector found
+        when it is under that limit (no PHI under Safe Harbor), so a policy
+        that tags every age has to keep them all masked.
+        """
+        out = list(self.force_mask)
+        age = self.rule("AGE")
+        keeps_young = age.action is Action.keep or (age.action is Action.bucket and age.keep_below_limit)
+        if not keeps_young and "AGE" not in out:
+            out.append("AGE")
+        return out
+
+    @property
     def needs_key(self) -> bool:
         return any(r.action in KEYED for r in self.categories.values())
 

@@ -94,7 +94,7 @@ import regex as re
 
 from deid_core.config import read_word_list
 from deid_core.rules.patterns import find_lot_codes
-from deid_core.rules.patterns.dates import UK_DURATION_AFTER, UK_WEEKS_BEFORE
+from deid_core.rules.patterns.dates import HHMM, ROUND_HHMM, TIME_RANGE_JOINT, UK_DURATION_AFTER, UK_WEEKS_BEFORE
 from deid_core.text.tokenize import Token, tokenize
 
 #: English function words that `pint` happens to parse as units ("in" inch,
@@ -146,8 +146,15 @@ _CLOCK = re.compile(
     r"(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?(?:\s?(?:am|pm|a\.m\.|p\.m\.|hrs?|h)(?![^\W_]))?"
     r"|(?:1[0-2]|0?[1-9])(?:[0-5]\d)?\s?(?:am|pm|a\.m\.|p\.m\.)(?![^\W_])"
     r"|(?:1[0-2]|0?[1-9])\s?[ap]\s?-\s?(?:1[0-2]|0?[1-9])\s?[ap](?![^\W_])"
-    r"|(?<=(?:\b(?:at|by|until|till|since|around|approx|before|after|from|starting|started|stopped)|@|~)\s?)"
+    r"|(?<=(?:\b(?:at|by|until|till|since|around|approx|before|after|from|starting|started|stopped)|@|~)\s?"
+    r"(?:(?:approx|aprox|appr)\.?\s?|approximately\s|about\s|around\s)?)"
     r"(?:[01]\d|2[0-3])[0-5]\d(?:\s?(?:hrs?|h)(?![^\W_]))?(?![^\W_]|[.,:/-]\d)"
+    # a nursing shift or time range of four-digit times on the hour or a quarter ("1900-0700", "0700->1930"),
+    # not a range of years ("1990-2000"), nor a subject number ("0142-0037")
+    rf"|(?<![\w.,:/-])(?!(?:19|20)\d\d{TIME_RANGE_JOINT}(?:19|20)\d\d){ROUND_HHMM}{TIME_RANGE_JOINT}{ROUND_HHMM}"
+    r"(?![^\W_]|[.,:/-]\d)"
+    # the next time of a list after a cued one ("at 2100, 0500 and 0900"): a year there is the date detector's
+    rf"|(?<=(?<![\w.,:/-]){HHMM}(?:,\s?|\s(?:and|&|or)\s|,\s(?:and|&|or)\s)){ROUND_HHMM}(?![^\W_]|[.,:/-]\d)"
     r")(?![:/]\d)"
 )
 #: a dosing frequency ("once daily", "per day", "twice a week", "QD", "BID", "at night", "every 8 hours")

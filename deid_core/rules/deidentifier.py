@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from deid_core.categories import SAFE_LABEL, UNKNOWN_LABEL
@@ -21,11 +21,13 @@ from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
 from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
 from deid_core.rules.clinical import PRODUCT_DOSE_UNITS, ClinicalEvidence, ClinicalSpan
-from deid_core.rules.patterns.ages import AGE_DECADE_MEASURE
+from deid_core.rules.patterns.ages import AGE_AFTER_NAME, AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
 from deid_core.rules.patterns import SPOKEN_DETECTORS, PatternDetector
+from deid_core.rules.spelling import near_safe_word
 from deid_core.text.tokenize import Token, tokenize
+from deid_core.thresholds import DOTTED_PAIR_SUFFIX, NEAR_WORD_SUFFIX, PLACE_ONLY_SUFFIX
 
 _NAME = Bits.NAME
 _PLACE = Bits.PLACE
@@ -216,6 +218,33 @@ def _common_word_follows(tokens: Sequence[Token], i: int, flags: Sequence[int]) 
 def _at_line_start(text: str, start: int) -> bool:
     line = text.rfind("\n", 0, start) + 1
     return not text[line:start].strip()
+
+
+#: two letters of the same case joined by full stops, standing alone ("H.O.", "a.m.", "O.R.", "Y.O."); a
+#: third letter ("H.J.F.", "C.S.L.") makes it a person's initials
+_DOTTED_PAIR = re.compile(r"(?<![\w.])(?P<a>[^\W\d_])\.(?P<b>[^\W\d_])\.?(?![\w]|\.[^\W\d_])")
+#: what the joined pair must spell for an abbreviation: a word a safe list has ("am", "or", "md", "bm", "gi")
+_DOTTED_WORD = int(Lex.STOPWORD | Lex.COMMON_WORD | Lex.MEDICAL | Lex.DRUG_NAME | Lex.MEDDRA)
+
+
+def _in_dotted_abbreviation(text: str, tok: Token, lookup: Callable[[str], int]) -> bool:
+    """A letter of a dotted two-letter abbreviation whose letters spell a safe-list word ("a.m.", "O.R.", "M.D.").
+
+    Such a pair is as often a person's initials ("D.O.", "J.R."): the letter stays masked by the rules, with
+    a threshold family of its own (reason "single_letter:dotted_pair"), so that the network decides at a
+    lower bar than for a lone letter. A pair whose letters differ in case ("M.d.") is left alone.
+    """
+    for start in (tok.start, tok.start - 2):
+        if start < 0:
+            continue
+        m = _DOTTED_PAIR.match(text, start)
+        if m is None or tok.start not in (m.start("a"), m.start("b")):
+            continue
+        a, b = m.group("a"), m.group("b")
+        if a.isupper() != b.isupper():
+            return False
+        return bool(lookup((a + b).lower()) & _DOTTED_WORD)
+    return False
 
 
 def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int]) -> bool:
@@ -513,6 +542,13 @@ class RuleDeidentifier:
             if reason is not None:
                 unsafe[i] = True
                 reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
+                if reasons[i] == "unknown" and near_safe_word(s, self.artifact.flags):
+                    # a misspelling ("PENUMONIA", "udated"), masked with a threshold family of its own; in lower
+                    # case in a mixed-case note it stays "unknown:lower_case", a family that already lets it go
+                    reasons[i] = "unknown" + NEAR_WORD_SUFFIX
+                elif reason == "single_letter" and _in_dotted_abbreviation(text, tok, self.artifact.flags):
+                    # "H.O.", "a.m.", "O.R.": masked, with a threshold family of its own
+                    reasons[i] = "single_letter" + DOTTED_PAIR_SUFFIX
                 labels[i] = _label_from_flags(f, phrase_flags[i], tokens[i - 1].lower if i else None)
             elif _is_article_before_safe_word(text, tokens, i, flags):
                 # the network, trained on notes that seldom open with one, masks the "A" of
@@ -593,10 +629,16 @@ class RuleDeidentifier:
             while k < n and tokens[k].start < m.end:
                 if not unsafe[k]:
                     unsafe[k] = True
-                    labels[k] = m.category
                     # spoken digits and words ("five five five, oh one four four") are no shape the
                     # network has learnt to judge: they take the never-released "pattern" family
-                    reasons[k] = "pattern" if m.detector in SPOKEN_DETECTORS else f"pattern:{m.category}"
+                    # so is an age read from its place after a name alone ("Irma, 58,"; no age word): as
+                    # often a house number, it is never shown on the network's word, and it is no AGE the
+                    # policy would show as under 90 either: the replacement tags it "[PHI]"
+                    place_only = m.detector == AGE_AFTER_NAME
+                    labels[k] = UNKNOWN_LABEL if place_only else m.category
+                    reasons[k] = ("pattern" if m.detector in SPOKEN_DETECTORS
+                                  else f"pattern:{m.category}{PLACE_ONLY_SUFFIX}" if place_only
+                                  else f"pattern:{m.category}")
                     groups[k] = g
                 k += 1
         return len(matches)

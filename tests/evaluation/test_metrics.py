@@ -136,6 +136,16 @@ def test_label_map_file_loads(tmp_path: Path) -> None:
     assert m.is_hipaa("PATIENT", "Ann")
 
 
+@pytest.mark.parametrize(
+    ("token", "hipaa"),
+    [("45", False), ("51M", False), ("80Y", False), ("30s", False), ("89", False),
+     ("90", True), ("93yo", True), ("100s", True), ("ninety", True), ("yo", True)],
+)
+def test_an_age_is_hipaa_from_90_read_from_its_leading_number(token: str, hipaa: bool) -> None:
+    """A token that glues the number to a sex or unit letter is the age it starts with; none: fail safe."""
+    assert HipaaMap({}, 90).is_hipaa("AGE", token) is hipaa
+
+
 @st.composite
 def annotated(draw: st.DrawFn) -> tuple[str, list[Span]]:
     text = draw(st.text(alphabet=st.sampled_from("ab1 .-/\nÄ"), min_size=1, max_size=80))

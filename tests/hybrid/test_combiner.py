@@ -77,7 +77,8 @@ def test_ages_over_89_never_come_back(rules) -> None:  # type: ignore[no-untyped
     assert a.reasons[words.index("93")] == "pattern:AGE"
     never = NeverRelease(age_min=90).mask(a)
     assert never[words.index("93")] and not never[words.index("45")]
-    assert not NeverRelease().mask(a)[words.index("93")]
+    # without a limit no age is known to be safe: every one stays masked (fail closed)
+    assert NeverRelease().mask(a)[words.index("93")] and NeverRelease().mask(a)[words.index("45")]
     comb = Combiner(CLASSES, Thresholds(0.5, 0.5), NeverRelease(age_min=90))
     masked = {a.text[m.start:m.end] for m in comb.combine(a, probs_for(len(words), 1.0))}
     assert masked == {"93"}
@@ -136,13 +137,15 @@ def test_a_manifest_without_reasons_round_trips_unchanged() -> None:
     assert Thresholds.model_validate(tuned.model_dump(mode="json")) == tuned
 
 
-def test_config_reasons_fill_in_what_the_manifest_lacks(cfg) -> None:  # type: ignore[no-untyped-def]
+def test_config_families_are_policy_over_the_manifest(cfg) -> None:  # type: ignore[no-untyped-def]
+    """A family the config sets is policy (the search keeps it fixed): a later change of it applies at
+    once, not the value a manifest copied when it was tuned; the manifest's tuned families fill in."""
     from deid_core.detectors import thresholds_for
 
     comb = cfg.deep.combiner.model_copy(update={"by_reason": {"clinical": 0.0, "digit": 0.8}})
     conf = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={"combiner": comb})})
-    chosen = thresholds_for(conf, Thresholds(0.4, 0.97, by_reason={"digit": 0.9}))
-    assert (chosen.low, chosen.high, chosen.by_reason) == (0.4, 0.97, {"clinical": 0.0, "digit": 0.9})
+    chosen = thresholds_for(conf, Thresholds(0.4, 0.97, by_reason={"digit": 0.9, "unknown": 0.99}))
+    assert (chosen.low, chosen.high, chosen.by_reason) == (0.4, 0.97, {"clinical": 0.0, "digit": 0.8, "unknown": 0.99})
     assert thresholds_for(conf, None).by_reason == {"clinical": 0.0, "digit": 0.8}
 
 
@@ -202,3 +205,39 @@ def test_pattern_kinds_have_their_own_threshold_and_fall_back_to_the_pattern_one
     old = Thresholds(0.5, 0.9, by_reason={"pattern": 0.999})
     assert old.per_token(unsafe, reasons).tolist() == [0.999, 0.999, 0.999]
 
+
+
+@pytest.mark.parametrize(
+    ("text", "age", "shown"),
+    [
+        ("A 45 yo man with a rash.", "45", True),
+        ("She is a ninety-two-year-old widow.", "ninety", False),
+        ("A seventy-two-year-old widow.", "seventy", True),
+        ("In the cohort, a 85-95 yo group.", "85", False),
+        ("A woman in her nineties fell.", "nineties", False),
+        ("A woman in her 100s fell.", "100s", False),
+        ("A man in his 70's fell.", "70", True),
+    ],
+)
+def test_an_age_under_the_limit_is_shown_whole_and_an_old_or_unreadable_one_never(
+    rules, text: str, age: str, shown: bool  # type: ignore[no-untyped-def]
+) -> None:
+    """The tokens of one age match are judged together: "ninety-two" is 92, not "ninety" and "two"."""
+    a = rules.analyse(text)
+    idx = [i for i, t in enumerate(a.tokens) if a.reasons[i] == "pattern:AGE"]
+    assert idx and any(a.tokens[i].text == age or age.startswith(a.tokens[i].text) for i in idx)
+    comb = Combiner(CLASSES, Thresholds(0.5, 0.5, by_reason={"pattern:AGE": 0.0}), NeverRelease(age_min=90))
+    masked = {(m.start, m.end) for m in comb.combine(a, probs_for(len(a.tokens), 1.0))}
+    age_masked = [(a.tokens[i].start, a.tokens[i].end) in masked for i in idx]
+    assert age_masked == [not shown] * len(idx)
+
+
+def test_an_age_read_from_its_place_alone_is_never_shown(rules) -> None:  # type: ignore[no-untyped-def]
+    """"Irma, 58," may be a house number: an age without an age word stays masked whatever its value."""
+    a = rules.analyse("The reporter's address was updated to Piazza Irma, 58, 34126 Bassano.")
+    i = [t.text for t in a.tokens].index("58")
+    assert a.unsafe[i] and a.reasons[i] == "pattern:AGE:place_only"
+    thresholds = Thresholds(0.5, 0.5, by_reason={"pattern:AGE": 0.0, "pattern": 1.0})
+    comb = Combiner(CLASSES, thresholds, NeverRelease(age_min=90))
+    masked = {a.text[m.start:m.end]: m.label for m in comb.combine(a, probs_for(len(a.tokens), 1.0))}
+    assert masked.get("58") == "PHI"  # no AGE: the policy would show it as an age under 90

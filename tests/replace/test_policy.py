@@ -56,3 +56,42 @@ def test_invalid_profiles_are_refused(tmp_path: Path, cfg, body: str) -> None:
 def test_unknown_profile_name_lists_the_known_ones(cfg) -> None:
     with pytest.raises(ConfigError, match="hipaa_safe_harbor"):
         load_policy("nope", cfg.replacement.policies_dir)
+
+
+def test_a_policy_that_replaces_young_ages_keeps_every_age_masked(policy_of) -> None:
+    """The hybrid shows an age under the limit by default; a profile that tags it must mask them all."""
+    hipaa, i2b2, strict, tags = (policy_of(n) for n in ("hipaa_safe_harbor", "i2b2", "strict", "tags"))
+    assert hipaa.masked_patterns == []
+    assert i2b2.masked_patterns == ["AGE"]
+    assert tags.masked_patterns == ["AGE"] and tags.force_mask == []
+    assert set(strict.masked_patterns) == set(strict.force_mask)
+
+
+def test_masked_patterns_reach_the_pipelines_detector(cfg) -> None:
+    """Shown under Safe Harbor, masked under a profile that tags every age (same network, same text)."""
+    from deid_core.detectors import Method
+    from deid_core.pipeline import DeidPipeline, throwaway_key
+
+    text = "A 45 yo man developed a rash."
+    out = {}
+    for name in ("hipaa_safe_harbor", "tags"):
+        policy = load_policy(name, cfg.replacement.policies_dir)
+        pipe = DeidPipeline.build(cfg, policy, throwaway_key() if policy.needs_key else None, method=Method.hybrid)
+        out[name] = {text[m.start:m.end] for m in pipe.detector.detect([text])[0]}
+    assert "45" not in out["hipaa_safe_harbor"]
+    assert "45" in out["tags"]
+
+
+def test_an_age_read_from_its_place_alone_is_tagged_not_shown(cfg) -> None:
+    """"Piazza Irma, 58," may be a house number: Safe Harbor shows ages under 90, but not this one."""
+    from deid_core.detectors import Method
+    from deid_core.pipeline import DeidPipeline, throwaway_key
+
+    pipe = DeidPipeline.build(cfg, load_policy("hipaa_safe_harbor", cfg.replacement.policies_dir), throwaway_key(),
+                              method=Method.hybrid)
+    text = "The reporter's address was updated to Piazza Irma, 58, 34126 Bassano. A 45 yo man."
+    [masked] = pipe.detector.detect([text])
+    found = {text[m.start:m.end]: m.label for m in masked}
+    assert found.get("58") == "PHI" and "45" not in found
+    [out] = pipe.process([text], ["case-1"])
+    assert ", 58," not in out.text and ", [PHI]," in out.text and "A 45 yo man." in out.text

@@ -12,7 +12,7 @@ from deid_core.text.tokenize import tokenize
 from deid_core.thresholds import reason_family
 
 PROFILE = CaseProfileConfig()
-MIXED = "Pt was transfered to the unit after Dr. Halverson saw her. Brown sputum, afebrile, plan reviewed."
+MIXED = "Pt was trnsfrd to the unit after Dr. Halverson saw her. Brown sputum, afebrile, plan reviewed."
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,7 @@ def test_thresholds_of_the_profile_decide() -> None:
 @pytest.mark.parametrize(
     ("reason", "word", "marked"),
     [
-        ("unknown", "transfered", "unknown:lower_case"),
+        ("unknown", "trnsfrd", "unknown:lower_case"),
         ("unsafe_list", "brown", "unsafe_list:lower_case"),
         ("single_letter", "s", "single_letter:lower_case"),
         ("unsafe_list", "Brown", "unsafe_list"),  # capitalised: no mark
@@ -63,16 +63,16 @@ def _reasons(rules: RuleDeidentifier, text: str) -> dict[str, str]:
 
 def test_rules_mark_lower_case_words_of_a_mixed_case_note(rules: RuleDeidentifier) -> None:
     r = _reasons(rules, MIXED)
-    assert r["transfered"] == "unknown:lower_case"
+    assert r["trnsfrd"] == "unknown:lower_case"
     # still masked by the rules, and a titled name keeps its context reason
     assert r["Halverson"].startswith("context:")
     r_caps = _reasons(rules, MIXED.upper())
-    assert r_caps["TRANSFERED"] == "unknown"
+    assert r_caps["TRNSFRD"] == "unknown"
 
 
 def test_switched_off_by_configuration(cfg: DeidConfig, artifact: DictionaryArtifact) -> None:
     plain = RuleDeidentifier(artifact, cfg.rules.model_copy(update={"case_profile": None}))
-    assert _reasons(plain, MIXED)["transfered"] == "unknown"
+    assert _reasons(plain, MIXED)["trnsfrd"] == "unknown"
 
 
 def test_network_inputs_do_not_change(cfg: DeidConfig, artifact: DictionaryArtifact, rules: RuleDeidentifier) -> None:

@@ -62,6 +62,29 @@ def test_four_digit_times_after_a_cue(evidence: ClinicalEvidence, text: str, exp
     assert (expected, "timing") in spans(evidence, text)
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("NURSING NOTE 1900-0700 NEURO", "1900-0700"), ("Progress Note 0700->1930 S/O", "0700->1930"),
+    ("note 1900>>0700", "1900>>0700"), ("CPK at 2100, 0500 and 0900", "0900"), ("given at 0630 and 1400", "1400"),
+    ("arrive @ approx 1900 from Rome", "1900"), ("extubated at aprox 2030 with", "2030"),
+])
+def test_shifts_time_lists_and_approximate_times(evidence: ClinicalEvidence, text: str, expected: str) -> None:
+    """A nursing shift, the next times of a cued list and "at approx" times are clock times (not PHI)."""
+    assert (expected, "timing") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["Subject 0142-0037, born 1958", "smoked 1992-1995 then", "CABG 1957, 1971",
+                                  "from 1930-2030", "list 0142, 0037"])
+def test_subject_numbers_year_ranges_and_odd_minutes_are_no_shift(evidence: ClinicalEvidence, text: str) -> None:
+    """Both ends of a shift are on the hour or a quarter, and not both years; a list needs a cued time first."""
+    assert not any(kind == "timing" for _, kind in spans(evidence, text))
+
+
+def test_a_year_like_end_of_a_shift_is_no_year_but_a_year_range_stays(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "NURSING NOTE 1900-0700 uneventful. MI 1992, CABG 1957 and 1971, smoked 1990-2000.")
+    assert v["1900"] == (False, "clinical:timing") and v["0700"] == (False, "clinical:timing")
+    assert v["1992"][0] and v["1957"][0] and v["1971"][0] and v["1990"][0] and v["2000"][0]
+
+
 @pytest.mark.parametrize("text", ["code 1850 on file", "at 2460 units", "at 1875", "ref 0300"])
 def test_four_digits_without_a_cue_or_a_valid_time_are_no_time(evidence: ClinicalEvidence, text: str) -> None:
     assert not any(kind == "timing" for _, kind in spans(evidence, text))

@@ -235,3 +235,24 @@ def test_configured_phone_regions_reach_the_detector(rules: RuleDeidentifier, cf
     assert rules.patterns._phones.regions == tuple(r.upper() for r in cfg.rules.phone_regions)
     custom = RuleDeidentifier(rules.artifact, cfg.rules.model_copy(update={"phone_regions": ["NO"]}))
     assert custom.patterns._phones.regions == ("NO",)
+
+
+@pytest.mark.parametrize(
+    ("text", "letters", "reason"),
+    [
+        ("H.O. AWARE. RETURNED FROM O.R. IN A.M.", "HOORAM", "single_letter:dotted_pair"),
+        ("seen by the m.d. this morning", "md", "single_letter:dotted_pair"),
+        ("Initials C.S.L. recorded", "CSL", "single_letter"),  # three letters: a person's initials
+        ("PT K.R 51M", "KR", "single_letter"),  # "kr" spells no safe-list word
+    ],
+)
+def test_a_dotted_abbreviation_is_masked_with_its_own_family(
+    rules: RuleDeidentifier, text: str, letters: str, reason: str
+) -> None:
+    """Two same-case letters joined by full stops that spell a safe-list word: masked, family "dotted_pair"."""
+    a = rules.analyse(text)
+    got = [(t.text, a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens) if len(t.text) == 1 and t.text.isalpha()]
+    assert [g[0] for g in got] == list(letters)
+    assert all(unsafe and r == reason for _, unsafe, r in got)
+    if reason.endswith("dotted_pair"):
+        assert reason_family(reason, True) == "dotted_pair"

@@ -373,6 +373,11 @@ CLINICAL = [
     # ventilator settings named by their mode or by weaning; scores out of ten in a sentence about pain
     "ON 10/5 BIPAP 65%.", "EXTUBATED FROM 5/5 PSV/CPAP.", "Continued to wean down to 10/5.",
     "describes pain as 5/10 with movement.", "rating 3/10. severe 10/10 angina.",
+    # fractions of something: how far up crackles reach, a half-rate feed, a murmur's grade, pupils,
+    # a chest pain's score, cultures, the ABG a setting gave
+    "RALES 1/3 UP BILAT.", "crackles 1/2 way up", "TF restarted at 1/2 rate.", "+3/6 SEM at apex",
+    "PERRLA 3/3 brisk", "CP 5/10 relieved by ntg", "gram neg rods in 2/4 bl cx", "excellent 5/5 ABG",
+    "formula changed to 3/4 str Nepro",
 ]
 
 
@@ -384,6 +389,7 @@ def test_clinical_values_are_not_matched(text: str) -> None:
 
 @pytest.mark.parametrize(("text", "date"), [
     ("seen 12/5/40 by", "12/5/40"), ("settings changed 12/5/2014", "12/5/2014"), ("admitted 3/4/19", "3/4/19"),
+    ("cath on 8/14 upstairs", "8/14"), ("seen 3/4 by cardiology", "3/4"),
 ])
 def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: str) -> None:
     assert (date, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
@@ -695,3 +701,14 @@ def test_an_injection_site_measure_is_no_site_number() -> None:
     from deid_core.rules.patterns.ids import find_ids
 
     assert find_ids("injection site 3 cm erythema at site 12") == []
+
+
+@pytest.mark.parametrize(("span", "value"), [
+    ("45", 45.0), ("85-95", 95.0), ("ninety-two", 92.0), ("eighty seven", 87.0), ("eighty-five to ninety", 90.0),
+    ("70's", 70.0), ("100s", 100.0), ("nineties", None), ("twenties", None), ("one hundred and two", None),
+])
+def test_the_largest_age_a_span_can_mean(span: str, value: float | None) -> None:
+    """The combiner shows an age under 90 and never one it cannot read: a range counts by its upper end."""
+    from deid_core.rules.patterns.ages import age_upper_bound
+
+    assert age_upper_bound(span) == value

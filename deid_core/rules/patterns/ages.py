@@ -86,6 +86,9 @@ _AGE_DECADE_RE = re.compile(
 )
 #: the detector name of a decade after "in the"/"in its": an age unless a measurement is named before it
 AGE_DECADE_MEASURE = "age_decade_measure"
+#: the detector name of a number between commas after a capitalised word ("Jordan Whitlock, 27,"): the
+#: only age read from its place alone, with no age word; as often a house number ("Piazza Irma, 58,")
+AGE_AFTER_NAME = "age_after_name"
 _DECADE_GATES = ("0s", "0's", "0’s", "ties", "teens")
 # 67M, 67 F: the sex letter is a capital (case-sensitive); one regex per
 # letter, because a literal lets the engine skip ahead
@@ -129,6 +132,33 @@ def _age_value(num: str) -> float | None:
     if words[0] in _TENS_VALUES:
         return float(_TENS_VALUES[words[0]] + (_WORD_VALUES.get(words[1], 0) if len(words) > 1 else 0))
     return float(_WORD_VALUES[words[0]]) if words[0] in _WORD_VALUES else None
+
+
+_ALL_NUMBERS_RE = re.compile(r"\d+")
+_WORDS_RE = re.compile(r"[^\W\d_]+")
+
+
+def age_upper_bound(span: str) -> float | None:
+    """The largest age an AGE span can mean ("85-95" -> 95, "ninety-two" -> 92); None when unknown.
+
+    The combiner shows an age under the HIPAA limit and never one at or over it: a range is judged
+    by its upper end, and a span with no number it can read ("nineties", "a hundred") is unknown,
+    so it stays masked (fail closed).
+    """
+    digits = [int(n) for n in _ALL_NUMBERS_RE.findall(span)]
+    if digits:
+        return float(max(digits))
+    words = [w.lower() for w in _WORDS_RE.findall(span)]
+    if not words or any(w in ("hundred", "hundreds") for w in words):
+        return None
+    values: list[int] = []
+    for k, w in enumerate(words):
+        if w in _TENS_VALUES:
+            unit = _WORD_VALUES.get(words[k + 1], 0) if k + 1 < len(words) else 0
+            values.append(_TENS_VALUES[w] + (unit if unit < 10 else 0))
+        elif w in _WORD_VALUES:
+            values.append(_WORD_VALUES[w])
+    return float(max(values)) if values else None
 
 
 def _plausible_age(num: str) -> bool:
@@ -186,7 +216,7 @@ def find_ages(text: str) -> list[PatternMatch]:
     if ", " in text:
         for m in _AGE_AFTER_NAME_RE.finditer(text):
             if 1 <= int(m.group("num")) <= 120 and m.group("word").lower() not in _CALENDAR_WORDS:
-                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_after_name"))
+                out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", AGE_AFTER_NAME))
     for rx in _AGE_SEX_RES:
         for m in rx.finditer(text):
             if not 1 <= int(m.group("num")) <= 120:

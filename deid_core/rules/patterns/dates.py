@@ -157,7 +157,10 @@ _VALUE_BEFORE_RE = re.compile(
     r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|settings?|"
     r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed|rating|rates|"
     # "wean down to 10/5": what is weaned is a setting or a dose, never a date
-    r"wean(?:ed|ing)?(?:\s+down)?\s+to)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
+    r"wean(?:ed|ing)?(?:\s+down)?\s+to|"
+    # how far up the lungs crackles reach ("rales 1/3 up", "CXS 2/3"), pupils ("PERRLA 3/3"), a half-strength
+    # fluid ("D5 1/2"), a chest pain's score ("CP 5/10", "c/o 4/10")
+    r"rales|crackles|cxs|perrla?|d5w?|cp|c/o)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(
@@ -167,12 +170,28 @@ _VALUE_AFTER_RE = re.compile(
     # "ON 10/5 BIPAP", "5/5 PSV/CPAP": a ventilator setting names its mode after it
     r"bi-?pap|c-?pap|psv|ipap|epap|pressure\s+support|"
     # "10/10 angina": a severity names what it rates
-    r"angina|headache|discomfort)\b",
+    r"angina|headache|discomfort|"
+    # a fraction of something: "1/3 up", "1/2 way up", "3/4 str", "1/2 rate", "1/2 tab"; a murmur's grade
+    # ("3/6 SEM"); the ABG a setting gave ("5/5 ABG"); cultures ("2/4 bottles", "2/4 bl cx")
+    r"up|way|str|rate|tabs?|tablets?|sem|hsm|cp|abgs?|bl\s+cx|blood\s+cultures?)\b",
     re.IGNORECASE,
 )
 # 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
 _DATE_YEAR_RE = re.compile(rf"(?<![\w.,:/#$£€+])(?P<y>[12][09]\d{{2}})(?:['’]?s)?(?![\w])(?![.,:]\d){_NOT_UNIT}")
-_TIME_BEFORE_RE = re.compile(r"(?:\bat|@)\s*$", re.IGNORECASE)  # "at 2000" is a clock time
+# "at 2000", "@ approx 1900" is a clock time
+_TIME_BEFORE_RE = re.compile(
+    r"(?:\bat|@)\s*(?:(?:approx|aprox|appr)\.?|approximately|about|around|~)?\s*$", re.IGNORECASE
+)
+#: a four-digit 24-hour time ("0700", "1930")
+HHMM = r"(?:[01]\d|2[0-3])[0-5]\d"
+#: ... on the hour or a quarter ("0700", "1930"), as shifts and schedules are written; "0142-0037" is a
+#: subject number, not a shift
+ROUND_HHMM = r"(?:[01]\d|2[0-3])(?:00|15|30|45)"
+#: what joins the two ends of a time range or shift ("1900-0700", "0700->1930", "1900>>0700", "0700 to 1900")
+TIME_RANGE_JOINT = r"[ \t]?(?:-|–|-+>|>>?|to|till|until)[ \t]?"
+# the other end of a shift whose one end could be read as a year: a time no year is ("0700", "2300")
+_SHIFT_END_AFTER_RE = re.compile(rf"{TIME_RANGE_JOINT}(?P<t>{ROUND_HHMM})(?![\w.,:/]?\d)", re.IGNORECASE)
+_SHIFT_END_BEFORE_RE = re.compile(rf"(?<![\w.,:/])(?P<t>{ROUND_HHMM}){TIME_RANGE_JOINT}$", re.IGNORECASE)
 # mid-2014, Q3 2019, spring 2019, end of 2014: a year with a period word before it
 _PERIOD_BEFORE_RE = re.compile(
     r"(?<![^\W\d_])(?:(?:early|mid|late|end\s+of|beginning\s+of|start\s+of)[\s-]?|q[1-4][\s-]?|h[12][\s-]?"
@@ -410,10 +429,21 @@ def _counted_ordinal(text: str, start: int, end: int) -> bool:
     return bool(_COUNTED_WORD_AFTER_RE.match(text, end)) and not _preceded_by(text, start, _DATE_WORD_BEFORE_RE, 12)
 
 
+def _is_shift_end(text: str, m: re.Match[str]) -> bool:
+    """A year-like end of a time range whose other end no year is: "1900-0700", "0700->1930" are shifts.
+
+    Both ends must be 24-hour times on the hour or a quarter; "1992-1995" (both years) stays a range of years.
+    """
+    if not re.fullmatch(ROUND_HHMM, m.group("y")) or m.end() - m.start() != 4:
+        return False
+    other = _SHIFT_END_AFTER_RE.match(text, m.end()) or _preceded_by(text, m.start(), _SHIFT_END_BEFORE_RE, 12)
+    return other is not None and not _year_ok(other.group("t"))
+
+
 def _partial_dates(text: str) -> Iterator[PatternMatch]:
     """Years (alone, after a period word or beside a history event), apostrophe years and ordinal days."""
     for m in _DATE_YEAR_RE.finditer(text):
-        if not _year_ok(m.group("y")) or _preceded_by(text, m.start(), _TIME_BEFORE_RE, 6):
+        if not _year_ok(m.group("y")) or _preceded_by(text, m.start(), _TIME_BEFORE_RE, 20) or _is_shift_end(text, m):
             continue
         yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
         period = _preceded_by(text, m.start(), _PERIOD_BEFORE_RE, 20)
