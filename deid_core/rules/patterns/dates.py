@@ -189,6 +189,7 @@ HHMM = r"(?:[01]\d|2[0-3])[0-5]\d"
 ROUND_HHMM = r"(?:[01]\d|2[0-3])(?:00|15|30|45)"
 #: what joins the two ends of a time range or shift ("1900-0700", "0700->1930", "1900>>0700", "0700 to 1900")
 TIME_RANGE_JOINT = r"[ \t]?(?:-|–|-+>|>>?|to|till|until)[ \t]?"
+_ROUND_HHMM_RE = re.compile(ROUND_HHMM)
 # the other end of a shift whose one end could be read as a year: a time no year is ("0700", "2300")
 _SHIFT_END_AFTER_RE = re.compile(rf"{TIME_RANGE_JOINT}(?P<t>{ROUND_HHMM})(?![\w.,:/]?\d)", re.IGNORECASE)
 _SHIFT_END_BEFORE_RE = re.compile(rf"(?<![\w.,:/])(?P<t>{ROUND_HHMM}){TIME_RANGE_JOINT}$", re.IGNORECASE)
@@ -434,7 +435,7 @@ def _is_shift_end(text: str, m: re.Match[str]) -> bool:
 
     Both ends must be 24-hour times on the hour or a quarter; "1992-1995" (both years) stays a range of years.
     """
-    if not re.fullmatch(ROUND_HHMM, m.group("y")) or m.end() - m.start() != 4:
+    if not _ROUND_HHMM_RE.fullmatch(m.group("y")) or m.end() - m.start() != 4:
         return False
     other = _SHIFT_END_AFTER_RE.match(text, m.end()) or _preceded_by(text, m.start(), _SHIFT_END_BEFORE_RE, 12)
     return other is not None and not _year_ok(other.group("t"))
