@@ -115,7 +115,8 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
                                prior_strength=tcfg.threshold_prior_strength,
-                               fixed=dict(cfg.deep.combiner.by_reason))
+                               fixed=dict(cfg.deep.combiner.by_reason),
+                               ceilings=dict(cfg.deep.combiner.by_reason_ceiling))
     rows = []
     for target in FRONTIER_TARGETS:
         pt = search.best_at_recall(target)

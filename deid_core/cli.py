@@ -248,7 +248,8 @@ def print_report(result: dict, console: Console) -> None:
 
 
 def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: str, strength: float,  # type: ignore[no-untyped-def]
-                        target: float, fixed: dict[str, float], extra: Sequence[TokenScores] = ()) -> None:
+                        target: float, fixed: dict[str, float], extra: Sequence[TokenScores] = (),
+                        ceilings: dict[str, float] | None = None) -> None:
     """Cross-validated recall and precision of per-reason thresholds, folds kept apart by `fold_key`.
 
     `extra` are further folds already split by patient (out-of-fold scores of the training corpora).
@@ -272,7 +273,7 @@ def _print_threshold_cv(det, docs: list[Document], never, folds: int, fold_key: 
     t = Table(title=f"{len(parts)}-fold cross-validation (thresholds from the other folds)")
     for col in ("smoothing", "target", "CV recall", "CV precision", "PHI missed"):
         t.add_column(col, justify="right")
-    for r in cross_validate(parts, strengths, targets, fixed=fixed):
+    for r in cross_validate(parts, strengths, targets, fixed=fixed, ceilings=ceilings):
         t.add_row(f"{r.prior_strength:g}", f"{r.target:.3f}", f"{r.recall:.4f}", f"{r.precision:.4f}", str(r.missed))
     out_console.print(t)
 
@@ -334,10 +335,12 @@ def tune_thresholds(
         strength = cfg.deep.training.threshold_prior_strength if prior_strength is None else prior_strength
         if cv_folds > 1:
             _print_threshold_cv(det, docs, never, cv_folds, fold_key, strength, target_recall,
-                                dict(cfg.deep.combiner.by_reason), oof_folds)
-        # families the configuration sets (clinical values: always kept) are a policy, not tuned
+                                dict(cfg.deep.combiner.by_reason), oof_folds, dict(cfg.deep.combiner.by_reason_ceiling))
+        # families the configuration sets (clinical values: always kept) are a policy, not tuned;
+        # families with a ceiling are tuned below it
         rbest, rsearch = tune_by_reason(scores, target_recall, prior_strength=strength,
-                                        fixed=dict(cfg.deep.combiner.by_reason))
+                                        fixed=dict(cfg.deep.combiner.by_reason),
+                                        ceilings=dict(cfg.deep.combiner.by_reason_ceiling))
         t = Table(title=f"Per-reason thresholds on {name}: {len(scores)} tokens, {rsearch.gold} gold PHI")
         for col in ("reason", "tokens", "gold PHI", "threshold", "masked", "PHI missed", "false alarms"):
             t.add_column(col, justify="right")

@@ -331,12 +331,24 @@ class CombinerConfig(_Strict):
     #: thresholds for the tokens of one rule reason (e.g. "clinical": 0.0 releases
     #: clinical values whatever the network says); a model's manifest may override them
     by_reason: dict[str, float] = Field(default_factory=dict)
+    #: the highest threshold a family may have: the search tunes it no higher, a manifest's value above
+    #: it is lowered to it, and a manifest without the family uses it. For families whose threshold at
+    #: the default operating point was set by hand (near_word, dotted_pair) but that a lower recall
+    #: target should be free to release further
+    by_reason_ceiling: dict[str, float] = Field(default_factory=dict)
 
-    @field_validator("by_reason")
+    @field_validator("by_reason", "by_reason_ceiling")
     @classmethod
     def _reasons(cls, v: dict[str, float]) -> dict[str, float]:
         Thresholds(0.0, 0.0, by_reason=v)  # one validation of reason names and ranges
         return v
+
+    @model_validator(mode="after")
+    def _policy_or_ceiling(self) -> CombinerConfig:
+        both = sorted(set(self.by_reason) & set(self.by_reason_ceiling))
+        if both:
+            raise ValueError(f"families {both} are both fixed (by_reason) and capped (by_reason_ceiling)")
+        return self
 
 
 class InferenceConfig(_Strict):

@@ -198,12 +198,16 @@ def thresholds_for(cfg: DeidConfig, manifest_thresholds: Thresholds | None) -> T
     so a manifest tuned under the same config holds the same values): when the
     policy changes after tuning, the config's value applies, not the one the
     manifest copied then. A manifest tuned before a reason existed leaves it to the config.
+    A family with a ceiling (`by_reason_ceiling`) takes the manifest's value up to the ceiling,
+    and the ceiling when the manifest has none.
     """
     comb = cfg.deep.combiner
     if comb.prefer_manifest_thresholds and manifest_thresholds is not None:
-        by_reason = {**manifest_thresholds.by_reason, **comb.by_reason}
+        tuned = manifest_thresholds.by_reason
+        capped = {f: min(tuned.get(f, cap), cap) for f, cap in comb.by_reason_ceiling.items()}
+        by_reason = {**tuned, **capped, **comb.by_reason}
         return manifest_thresholds.model_copy(update={"by_reason": by_reason})
-    return Thresholds(comb.low, comb.high, by_reason=dict(comb.by_reason))
+    return Thresholds(comb.low, comb.high, by_reason={**comb.by_reason_ceiling, **comb.by_reason})
 
 
 def build_detector(

@@ -523,7 +523,8 @@ def tune_and_record(cfg: DeidConfig, model_dir: Path, dev_docs: list[Document], 
     tune(scores, target_recall, model_dir / "precision_recall_dev.png")
     # families the configuration sets (clinical values: always kept) are a policy, not tuned
     best, _ = tune_by_reason(scores, target_recall, prior_strength=cfg.deep.training.threshold_prior_strength,
-                             fixed=dict(cfg.deep.combiner.by_reason))
+                             fixed=dict(cfg.deep.combiner.by_reason),
+                             ceilings=dict(cfg.deep.combiner.by_reason_ceiling))
     manifest = read_manifest(model_dir)
     if best is None:
         say(f"target recall {target_recall} not reachable on {dev_name}; keeping config thresholds")

@@ -26,6 +26,15 @@ def test_an_unknown_rule_reason_in_the_combiner_is_a_config_error(tmp_path: Path
         load_config(path)
 
 
+def test_a_family_is_either_fixed_or_capped(tmp_path: Path) -> None:
+    def both(raw) -> None:  # type: ignore[no-untyped-def]
+        raw["deep"]["combiner"]["by_reason"] = {"near_word": 0.9}
+        raw["deep"]["combiner"]["by_reason_ceiling"] = {"near_word": 0.98}
+
+    with pytest.raises(ConfigError, match="both fixed"):
+        load_config(_write(tmp_path / "c", both))
+
+
 def test_clinical_evidence_is_optional_and_its_lists_are_required_when_present(tmp_path: Path) -> None:
     without = _write(tmp_path / "a", lambda raw: raw["rules"].pop("clinical"))
     broken = _write(tmp_path / "b", lambda raw: raw["rules"]["clinical"].pop("analytes"))

@@ -66,6 +66,7 @@ class Bits:
     MEDICAL = int(Lex.MEDICAL | Lex.DRUG | Lex.DRUG_NAME | Lex.MEDDRA | Lex.WHODRUG)
     DRUG_NAME = int(Lex.DRUG_NAME)
     FIRST_NAME = int(Lex.FIRST_NAME)
+    SURNAME = int(Lex.SURNAME)
     NAME = int(NAME)
     CITY = int(Lex.CITY)
     PLACE = int(Lex.CITY | Lex.STATE | Lex.COUNTRY | Lex.STREET | Lex.INSTITUTION)

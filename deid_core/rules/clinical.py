@@ -276,7 +276,7 @@ _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:" + _STEADY + r"
          r"|(?:fell|rose|dropped|improved|worsened|increased|decreased|went)\s+(?:from|to)"
          # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
          # "BP has been stable in the 120s", "rr cont in the 30s"
-         r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|running|ranging|ranged|cont|continu(?:es|ed|ing))"
+         r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|maintained|running|ranging|ranged|cont|continu(?:es|ed|ing))"
          r"(?:\s+" + _STEADY + r")?(?:\s+(?:at|in the|between))?)"
          r"\s+|\s+|(?=\s?[<>≤≥]))")
 #: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s");
@@ -289,7 +289,8 @@ _ANALYTE_VALUE = (
     rf"[<>≤≥~^]?\s?(?:{_VALUE}|{_SERIES_PART})(?:\s?/\s?{_SERIES_PART})*"
     rf"(?:\s?(?:[x×]|times)\s?(?:ULN|LLN|normal)\b|\s?%|\s?(?:{_UNIT_EXPR}))?"
 )
-_AFTER_ANALYTE = re.compile(rf"(?i){_LINK}(?P<value>{_ANALYTE_VALUE})(?![^\W_])")
+#: a plural written with an apostrophe may follow the name ("Sat's in the 90's", "sbp's 110-130")
+_AFTER_ANALYTE = re.compile(rf"(?i)(?:['’]s)?{_LINK}(?P<value>{_ANALYTE_VALUE})(?![^\W_])")
 _TRAILING_UNIT = re.compile(rf"{_UNIT_EXPR}$")
 _LIMIT = re.compile(r"(?i)ULN|LLN|normal")
 _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
@@ -297,6 +298,13 @@ _LEADING_NUMBER = re.compile(rf"^{_NUMBER}\s?")
 _DATE_LIKE = re.compile(r"(?<!\d)(?P<a>\d{1,2})\s?[/-]\s?(?P<b>\d{1,2})(?!\d)|(?<![\d.])(?:19|20)\d{2}(?![\d.])")
 #: a blood pressure without its cue ("98/59", "187/95"); the values are checked in `_blood_pressure`
 _BP_PAIR = re.compile(r"(?<![\w.,/-])(?P<sys>[7-9]\d|1\d\d|2[0-6]\d)\s?/\s?(?P<dia>[3-9]\d|1[0-6]\d)(?![\w/]|[.,]\d)")
+#: a series of measured values joined by slashes, one of them with a decimal fraction: a blood gas
+#: ("7.32/72/84/7/39", "7.25/42/50"), cardiac output and index ("5.2/3.06/1292", "CO/CI 5.6/2.67"); no date,
+#: phone number or identifier is written with a decimal fraction between slashes
+_DECIMAL_SERIES = re.compile(r"(?<![\w./-])-?(?:\d+(?:\.\d+)?|\.\d+)(?:/-?(?:\d+(?:\.\d+)?|\.\d+))+(?![\w/]|[.,]\d)")
+_DECIMAL_PART = re.compile(r"\d?\.\d")
+#: ... but a date of two parts may look like one: "11/21.93" (month/day.year), "3.12/2020" (day.month/year)
+_DATE_AS_SERIES = re.compile(r"\d{1,2}/\d{1,2}\.(?:\d{2}|\d{4})|\d{1,2}\.\d{1,2}/(?:\d{2}|\d{4})")
 #: expressions found by a regex alone, and their kind
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_DOSING_SCHEME, "timing"), (_UK_DURATION, "timing"),
@@ -467,6 +475,8 @@ class ClinicalEvidence:
         if "/" in text:
             out.extend(ClinicalSpan(m.start(), m.end(), "analyte") for m in _BP_PAIR.finditer(text)
                        if int(m.group("sys")) > int(m.group("dia")))
+            out.extend(ClinicalSpan(m.start(), m.end(), "analyte") for m in _DECIMAL_SERIES.finditer(text)
+                       if _DECIMAL_PART.search(m.group()) and not _DATE_AS_SERIES.fullmatch(m.group()))
         for start, end in find_lot_codes(text):
             out.append(ClinicalSpan(start, end, "lot"))
         if self._designations is not None:

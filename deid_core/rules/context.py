@@ -181,6 +181,8 @@ class ContextDetector:
                 continue  # "MS- alert", "SR-": a section header (mental status, sinus rhythm), no title
             if text[max(0, tok.start - 3):tok.start].rstrip()[-1:].isdigit():
                 continue  # "QTc 591 ms. Oxcarbazepine": a unit after its number, no title
+            if tok.lower == "sr" and self._sinus_rhythm(text, tokens, flags, i):
+                continue
             taken = 0
             j = i + 1
             while j < n:
@@ -193,12 +195,47 @@ class ContextDetector:
                         break
                     if informative and not _capitalised(cand):
                         break  # "the dr said": lower case after a title is no name here
+                    if taken == 1 and self._ends_titled_name(text, tokens, flags, j, informative):
+                        break
                     taken += 1
                 hits.append(ContextHit(j, "NAME", "titled_name"))
                 if j + 1 >= n or not _joined(cand, tokens[j + 1], text):
                     break
                 j += 1
         return hits
+
+    @staticmethod
+    def _sinus_rhythm(text: str, tokens: Sequence[Token], flags: Sequence[int], i: int) -> bool:
+        """Is the "SR" at `i` the cardiac rhythm ("SR W FREQ PACS", "hr 80's sr w/ occ pvc", "in SR.
+        BP 130") rather than a title (Señor, Sister: "Sr. Simó", "SR. HIDALGO", "Sr Nomvula Khumalo")?
+
+        A title is written "Sr" or followed by a full stop, and the word after it is an initial or
+        no word that only safe lists know. In PhysioNet's notes every one of the 46 "SR"s the title
+        rule read was the rhythm.
+        """
+        tok, nxt = tokens[i], tokens[i + 1]
+        if tok.text != "Sr" and not text.startswith(".", tok.end):
+            return True
+        # an initial after the full stop is a name's ("Sr. C., of 59 years")
+        return len(nxt.text) > 1 and bool(flags[i + 1] & Bits.SAFE) and not flags[i + 1] & Bits.UNSAFE
+
+    @staticmethod
+    def _ends_titled_name(text: str, tokens: Sequence[Token], flags: Sequence[int], j: int, informative: bool) -> bool:
+        """Does word `j`, the second after a title, end the name rather than continue it?
+
+        Only a word that safe lists know and no name or place list has can end it. After a full
+        stop it opens the next sentence ("Dr Smith. Family", "Dr. Foley. Remains"). Without one,
+        only in a note whose case says nothing ("DR JONES AWARE", "DR RIDLON SPOKE") and only after
+        a word the surname lists know and the given-name lists do not: a given name, or a word no
+        list knows, may be followed by a surname that is also a common word ("DR EMEKA OBI"). In a
+        mixed-case note a capitalised word after the name is taken as part of it ("Dr Emeka Obi",
+        "Mr Goh Boon Huat").
+        """
+        if not flags[j] & Bits.SAFE or flags[j] & Bits.UNSAFE:
+            return False
+        if "." in text[tokens[j - 1].end:tokens[j].start]:
+            return True
+        return not informative and bool(flags[j - 1] & Bits.SURNAME) and not flags[j - 1] & Bits.FIRST_NAME
 
     # ---- "Ferdinand Halfpenny" ---------------------------------------------
 

@@ -51,13 +51,17 @@ class FamilyCurve:
     masked: np.ndarray
 
 
-def family_curve(family: str, gold: np.ndarray, p_safe: np.ndarray, weight: np.ndarray) -> FamilyCurve:
+def family_curve(family: str, gold: np.ndarray, p_safe: np.ndarray, weight: np.ndarray,
+                 ceiling: float = 1.0) -> FamilyCurve:
+    """The family's candidates; with a `ceiling`, none above it (the ceiling itself is one)."""
     p = np.clip(np.nan_to_num(p_safe.astype(np.float64), nan=0.0), 0.0, 1.0)
     non = np.unique(p[~gold])
     if non.size > MAX_CANDIDATES:
         non = np.unique(np.quantile(non, np.linspace(0.0, 1.0, MAX_CANDIDATES)))
     # just below each non-PHI value (that token is released) and 1.0 (mask all)
     cands = np.unique(np.concatenate([np.nextafter(non, -np.inf).clip(0.0, 1.0), [0.0, 1.0]]))
+    if ceiling < 1.0:
+        cands = np.unique(np.concatenate([cands[cands <= ceiling], [ceiling]]))
     order = np.argsort(p, kind="stable")
     ps, gs, ws = p[order], gold[order], weight[order]
     upto = np.searchsorted(ps, cands, side="right")  # tokens with p <= t are masked
@@ -161,10 +165,12 @@ def search(
     *,
     min_recall: float = 0.9,
     fixed: dict[str, float] | None = None,
+    ceilings: dict[str, float] | None = None,
     prior_strength: float = 0.0,
     units: int = 10,
 ) -> ReasonSearch:
-    """Solve every missed-PHI budget down to `min_recall`; `fixed` families keep a given threshold.
+    """Solve every missed-PHI budget down to `min_recall`; `fixed` families keep a given threshold,
+    `ceilings` families are searched below a given one.
 
     Smoothing (`prior_strength` k > 0): a family with few PHI tokens on the
     tuning set says little about where its unseen PHI lies; a threshold just
@@ -196,7 +202,7 @@ def search(
     costs: list[np.ndarray] = []
     for name in sorted(set(fam[~never].tolist())):
         sel = (fam == name) & ~never
-        curve = family_curve(str(name), gold[sel], p[sel], w[sel])
+        curve = family_curve(str(name), gold[sel], p[sel], w[sel], (ceilings or {}).get(str(name), 1.0))
         if fixed and name in fixed:
             curve = _fixed_curve(curve, float(fixed[name]), gold[sel], p[sel], w[sel])
         curves.append(curve)
@@ -266,7 +272,8 @@ class CrossValidated:
 
 def cross_validate(folds: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray, np.ndarray]],
                    prior_strengths: Sequence[float], targets: Sequence[float],
-                   fixed: dict[str, float] | None = None) -> list[CrossValidated]:
+                   fixed: dict[str, float] | None = None,
+                   ceilings: dict[str, float] | None = None) -> list[CrossValidated]:
     """How each (smoothing, target) choice does on text it was not tuned on.
 
     `folds` are (gold, families, never_release, p_safe) per fold, split by
@@ -283,7 +290,8 @@ def cross_validate(folds: Sequence[tuple[np.ndarray, Sequence[str], np.ndarray, 
                 pt = search(np.concatenate([x[0] for x in rest]),
                             np.concatenate([np.asarray(x[1], dtype=object) for x in rest]),
                             np.concatenate([x[2] for x in rest]), np.concatenate([x[3] for x in rest]),
-                            min_recall=min(target, 0.9), prior_strength=k, fixed=fixed).best_at_recall(target)
+                            min_recall=min(target, 0.9), prior_strength=k, fixed=fixed,
+                            ceilings=ceilings).best_at_recall(target)
                 m = np.ones(len(g), dtype=bool) if pt is None else masked_by(pt.thresholds, f, nv, p)
                 gb = np.asarray(g, dtype=bool)
                 tp += int((m & gb).sum())

@@ -83,13 +83,16 @@ def tuning_documents(tcfg: TrainingConfig, dev_docs: Sequence[Document], dev_nam
 
 def tune_by_reason(
     scores: TokenScores, target_recall: float, *, min_recall: float = 0.9, fixed: dict[str, float] | None = None,
-    prior_strength: float = 0.0,
+    ceilings: dict[str, float] | None = None, prior_strength: float = 0.0,
 ) -> tuple[ReasonPoint | None, ReasonSearch]:
-    """Best precision at the target recall with one threshold per reason family, and the whole search."""
+    """Best precision at the target recall with one threshold per reason family, and the whole search.
+
+    `fixed`: families whose threshold is policy; `ceilings`: families searched no higher than a value."""
     if scores.families is None:
         raise ValueError("these scores carry no rule reasons")
     result = search(scores.gold_phi, scores.families, scores.never_release, scores.p_safe, scores.weight,
-                    min_recall=min(min_recall, target_recall), fixed=fixed, prior_strength=prior_strength)
+                    min_recall=min(min_recall, target_recall), fixed=fixed, ceilings=ceilings,
+                    prior_strength=prior_strength)
     return result.best_at_recall(target_recall), result
 
 

@@ -34,6 +34,8 @@ def has(art: DictionaryArtifact, word: str, flag: Lex) -> bool:
         ("extubated", Lex.MEDICAL), ("extubation", Lex.MEDICAL),
         # clinical abbreviations the medical list lacks (conf/wordlists/clinical_abbreviations.txt)
         ("uln", Lex.MEDICAL), ("sjs", Lex.MEDICAL), ("qtc", Lex.MEDICAL),
+        # intensive-care shorthand
+        ("cvvh", Lex.MEDICAL), ("oob", Lex.MEDICAL), ("micu", Lex.MEDICAL), ("sats", Lex.MEDICAL),
     ],
 )
 def test_lists_are_in_the_artifact(artifact: DictionaryArtifact, word: str, flag: Lex) -> None:

@@ -142,11 +142,24 @@ def test_config_families_are_policy_over_the_manifest(cfg) -> None:  # type: ign
     once, not the value a manifest copied when it was tuned; the manifest's tuned families fill in."""
     from deid_core.detectors import thresholds_for
 
-    comb = cfg.deep.combiner.model_copy(update={"by_reason": {"clinical": 0.0, "digit": 0.8}})
+    comb = cfg.deep.combiner.model_copy(update={"by_reason": {"clinical": 0.0, "digit": 0.8}, "by_reason_ceiling": {}})
     conf = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={"combiner": comb})})
     chosen = thresholds_for(conf, Thresholds(0.4, 0.97, by_reason={"digit": 0.9, "unknown": 0.99}))
     assert (chosen.low, chosen.high, chosen.by_reason) == (0.4, 0.97, {"clinical": 0.0, "digit": 0.8, "unknown": 0.99})
     assert thresholds_for(conf, None).by_reason == {"clinical": 0.0, "digit": 0.8}
+
+
+def test_a_ceiling_caps_the_manifest_and_fills_in_for_it(cfg) -> None:  # type: ignore[no-untyped-def]
+    """A family with a ceiling takes the manifest's tuned value up to the ceiling, the ceiling without one."""
+    from deid_core.detectors import thresholds_for
+
+    comb = cfg.deep.combiner.model_copy(update={"by_reason": {"clinical": 0.0},
+                                                "by_reason_ceiling": {"near_word": 0.98, "dotted_pair": 0.9}})
+    conf = cfg.model_copy(update={"deep": cfg.deep.model_copy(update={"combiner": comb})})
+    chosen = thresholds_for(conf, Thresholds(0.4, 0.97, by_reason={"near_word": 0.3, "dotted_pair": 0.95}))
+    assert chosen.by_reason == {"clinical": 0.0, "near_word": 0.3, "dotted_pair": 0.9}
+    assert thresholds_for(conf, Thresholds(0.4, 0.97)).by_reason == {"clinical": 0.0, "near_word": 0.98, "dotted_pair": 0.9}
+    assert thresholds_for(conf, None).by_reason == {"clinical": 0.0, "near_word": 0.98, "dotted_pair": 0.9}
 
 
 def test_clinical_values_come_back_even_when_the_network_doubts_them(rules) -> None:  # type: ignore[no-untyped-def]

@@ -332,6 +332,41 @@ def test_designations_are_safe_and_a_date_still_wins(rules: RuleDeidentifier) ->
     assert all(r != "clinical:designation" for t, r, _ in by_token if t == "COVID19x")
 
 
+@pytest.mark.parametrize(("text", "series"), [
+    ("ABG 7.32/72/84/7/39. While on Bipap", "7.32/72/84/7/39"), ("abg 159/43/7.31/23/-4 98%", "159/43/7.31/23/-4"),
+    ("CO/CI/SVR- 5.2/3.06/1292 ", "5.2/3.06/1292"), ("CO/CI 5.6/2.67. Nipride", "5.6/2.67"),
+    ("CONTINUES ON A/C 12/650/.50/7.5 WITH", "12/650/.50/7.5"),
+])
+def test_a_slashed_series_with_a_decimal_is_a_measurement(evidence: ClinicalEvidence, text: str, series: str) -> None:
+    assert (series, "analyte") in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", ["11/21.93 \nneuro: pt alert", "seen 3.12/2020 in clinic", "C/O 5.6/67.", "on 12/3/2020",
+                                  "7.28-67-128 drawn", "code 12/34/56"])
+def test_dates_and_series_without_a_decimal_are_no_measured_series(evidence: ClinicalEvidence, text: str) -> None:
+    assert not any("/" in t and kind == "analyte" for t, kind in spans(evidence, text))
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Cardiac: nsr in the 90's with rare pvc's", "90's"), ("SR IN THE 90'S, AFEBRILE", "90'S"),
+    ("Sat's in the 90's. ABG WNL", "90's"), ("sbp's in the 110's, while on nitro", "110's"),
+    ("systolic have been in the 90's, diastolic", "90's"), ("HR MAINTAINED IN THE 120's.", "120's"),
+    ("SB 50s with no ectopy", "50s"),
+])
+def test_rhythms_phases_and_plurals_take_their_values(evidence: ClinicalEvidence, text: str, value: str) -> None:
+    number = value.rstrip("'sS")  # the apostrophe's "s" may stay outside the value
+    assert any(number in t and t.endswith((number, value)) for t, kind in spans(evidence, text) if kind == "analyte")
+
+
+def test_a_rhythm_in_the_nineties_is_no_age(rules: RuleDeidentifier) -> None:
+    text = "Cardiac: nsr in the 90's to low 100's. Pt in the 90s per son."
+    a = rules.analyse(text)
+    by_text = {(t.text, t.start): (r, u) for t, r, u in zip(a.tokens, a.reasons, a.unsafe, strict=True)}
+    assert by_text[("90", text.index("90"))] == ("clinical:analyte", False)
+    # the patient in the nineties stays an age
+    assert by_text[("90s", text.rindex("90s"))][1]
+
+
 @pytest.mark.parametrize(("text", "pair"), [("10:55 98/59 59 16 Sitting", "98/59"),
                                             ("pressure dropped, 187/95 then", "187/95"), ("was 140 / 90", "140 / 90")])
 def test_a_blood_pressure_pair_needs_no_cue(evidence: ClinicalEvidence, text: str, pair: str) -> None:

@@ -15,6 +15,13 @@ def hits(rules: RuleDeidentifier, text: str) -> dict[str, str]:
     return {toks[h.token_index].text: h.detector for h in rules.context.find(text, toks, flags)}
 
 
+def titled(rules: RuleDeidentifier, text: str) -> set[str]:
+    """The words the title detector marks (another detector may also mark them)."""
+    toks = tokenize(text)
+    found = rules.context.find(text, toks, rules.effective_flags(toks))
+    return {toks[h.token_index].text for h in found if h.detector == "titled_name"}
+
+
 @pytest.mark.parametrize(
     ("text", "names"),
     [
@@ -88,6 +95,45 @@ def test_institution_word_after_a_first_name_is_no_surname(rules: RuleDeidentifi
 def test_a_title_word_as_a_section_header_or_before_a_number_is_no_name(rules: RuleDeidentifier, text: str) -> None:
     # "SR" is sinus rhythm before its rate, "MS-" the mental-status header, "591 ms." a unit: no name follows
     assert "titled_name" not in hits(rules, text).values()
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        # a word only safe lists know ends the name: in a note whose case says nothing, after a surname
+        ("CK DRAWN AT 1515. DR JONES AWARE.", {"JONES"}),
+        ("dr rothman aware, wt up 3kg", {"rothman"}),
+        # a surname no list knows may be a given name: the next word is kept with it
+        ("dr parrilli aware, wt up 3kg", {"parrilli", "aware"}),
+        ("COMFORT MEASURES ONLY. DR RIDLON SPOKE WITH WIFE", {"RIDLON"}),
+        # ... and after a full stop in any note
+        ("Family meeting with pcp Dr Smith. Family has decided to continue.", {"Smith"}),
+        # a given name is followed by its surname, which may be a common word; so in a mixed-case note
+        ("CONSULTED DR EMEKA OBI TODAY", {"EMEKA", "OBI"}),
+        ("Reporter: consultant neurologist Dr Emeka Obi, Downsview General Hospital", {"Emeka", "Obi"}),
+        ("Patient: Mr Goh Boon Huat, 62, retired engineer", {"Goh", "Boon"}),
+    ],
+)
+def test_a_safe_word_after_a_titled_name_ends_it(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    assert titled(rules, text) == names
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("SR W FREQ PACS ON PO AMIODARONE", set()),
+        ("hr 80's sr w/ occ pvc's", set()),
+        ("CV: Patient remains in SR. No AF noted.", set()),
+        ("SR C ST WHEN RETCHING", set()),
+        # Señor, Sister: "Sr" written so, or with a full stop before a name or an initial
+        ("Paciente: Sr. Joaquim Esteves, 68 anos", {"Joaquim", "Esteves"}),
+        ("Study nurse: Sr Nomvula Khumalo, cell on file", {"Nomvula", "Khumalo"}),
+        ("SR. HIDALGO, OF 55 YEARS, RECEIVED", {"HIDALGO"}),
+        ("Sr. C., of 59 years, received", {"C"}),
+    ],
+)
+def test_sr_is_the_rhythm_unless_written_as_a_title(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
+    assert titled(rules, text) == names
 
 
 @pytest.mark.parametrize(

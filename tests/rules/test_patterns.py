@@ -378,6 +378,12 @@ CLINICAL = [
     "RALES 1/3 UP BILAT.", "crackles 1/2 way up", "TF restarted at 1/2 rate.", "+3/6 SEM at apex",
     "PERRLA 3/3 brisk", "CP 5/10 relieved by ntg", "gram neg rods in 2/4 bl cx", "excellent 5/5 ABG",
     "formula changed to 3/4 str Nepro",
+    # ventilator settings after their mode, an oxygen fraction or a volume times a rate
+    "RESP CONTINUES ON MASK VENTILATION 5/5 ..40%", "SIMV/PS 500 X 14, 50% 5/5. NO CHANGES",
+    "STARTED ON IMV 650X8 60% 15/10. PATIENT", "pt tried on nasal bipap, 10/5, unable to tolerate",
+    # an ordinal that counts the word after it, or "2nd to" a cause
+    "2nd stool sample sent. 1st c-diff negative.", "HO notified. 1st UPRBCs started",
+    "OCCAS TACHYPNEIC 2ND TO AGITATION.", "Coccyx somewhat 2nd to stooling.",
 ]
 
 
@@ -426,6 +432,8 @@ def test_history_and_run_in_dates(text: str, dates: list[str]) -> None:
     ("discharged 12th with meds", "12th"), ("on 5th Tuesday", "5th"), ("ARRIVED 22ND AT 1900", "22ND"),
     ("since 12th rash", "12th"), ("seen 4th Mercy Hospital", "4th"), ("SEEN 15TH DR SMITH", "15TH"),
     ("rash on 4th. Better", "4th"),
+    # "to" a day, not a cause
+    ("from the 2nd to the 5th", "2nd"), ("rash 2nd to 4th of May", "2nd"),
 ])
 def test_an_ordinal_that_may_be_a_day_stays_a_date(text: str, day: str) -> None:
     assert (day, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
@@ -438,11 +446,25 @@ def test_an_ordinal_that_may_be_a_day_stays_a_date(text: str, day: str) -> None:
      # a one-digit decimal fraction, a four-digit value beside a three-digit one
      "ptt @ 2300 110.7. team", "HCT @ 2000-27.7 @ -0430 27.5.", "CO/CI 3.7/2.42/1081.", "CK'S 1719/182 MB",
      # a vital-sign table row after a clock time: the window must not start at its minutes
-     "monitoring 11:00 89/56 66 14 Sitting/Chair"],
+     "monitoring 11:00 89/56 66 14 Sitting/Chair",
+     # ranges of amounts: a unit on either end, round amounts, lab values after pH
+     "GOAL FOR FLUID BALANCE IS 500-1000CC NEG.", "Inc spirom moving 750cc-1250. Bilat",
+     "pt continues to pass 800-1000 ccs frank brb", "STV 500-1000, RR 9-20", "her SVR is in the 900-1300, CO",
+     "started on PSV 20/5/.40. PH 7.44-7.46. bicarb"],
 )
 def test_value_series_are_not_phone_or_id(text: str) -> None:
     cats = {m.category for m in DETECTOR.find(text)}
     assert not cats & {"PHONE", "ID", "URL", "EMAIL", "IP"}
+
+
+@pytest.mark.parametrize(("text", "category"), [
+    ("call 555-1000 for the clinic", "PHONE"),      # not round at both ends
+    ("Tel 617-1000", "PHONE"),                       # after a phone keyword
+    ("ref 2300-6L on the form", "ID"),               # a falling "range" with a unit is no amount
+    ("pager 7.44-7.4612", "PHONE"),                  # not a range of two decimals
+])
+def test_range_like_phones_and_codes_stay(text: str, category: str) -> None:
+    assert category in {m.category for m in DETECTOR.find(text)}
 
 
 def test_email_wins_over_its_domain() -> None:

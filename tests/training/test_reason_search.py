@@ -88,6 +88,21 @@ def test_fixed_family_keeps_its_threshold() -> None:
     assert pt is not None and pt.thresholds["clinical"] == 0.0 and pt.masked == 1 and pt.precision == 1.0
 
 
+def test_a_ceiling_family_is_searched_below_it() -> None:
+    # holding the PHI at 0.9 needs a threshold of 0.9 or more; a ceiling of 0.6 forbids it, and every
+    # point of the capped search stays at or below the ceiling
+    gold = np.array([True, False, False, False])
+    fam = np.array(["near_word"] * 4, dtype=object)
+    p = np.array([0.9, 0.5, 0.7, 0.95])
+    free = search(gold, fam, np.zeros(4, bool), p).best_at_recall(1.0)
+    assert free is not None and 0.9 <= free.thresholds["near_word"] < 0.95 and free.false_alarms == 2
+    capped = search(gold, fam, np.zeros(4, bool), p, ceilings={"near_word": 0.6}, min_recall=0.0)
+    assert capped.best_at_recall(1.0) is None
+    low = capped.best_at_recall(0.0)
+    assert low is not None and low.thresholds["near_word"] <= 0.6 and low.missed == 1
+    assert all(pt.thresholds["near_word"] <= 0.6 for pt in capped.frontier())
+
+
 def test_nan_probability_is_masked_and_families_map_reasons() -> None:
     gold = np.array([True, False])
     res = search(gold, np.array(["digit", "digit"], dtype=object), np.zeros(2, bool), np.array([np.nan, 0.9]))

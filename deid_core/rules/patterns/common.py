@@ -39,7 +39,7 @@ class PatternMatch:
 # (dose, volume, rate, duration), not a day, year or identifier.
 _UNIT_WORDS = (
     r"mg|mcg|µg|μg|ug|ng|pg|gms?|grams?|g|kg|lbs?|oz|"
-    r"mls?|dl|cl|l|cc|iu|u|units?|meq|mmol|µmol|umol|nmol|pmol|mol|mosm|"
+    r"mls?|dl|cl|l|ccs?|iu|u|units?|meq|mmol|µmol|umol|nmol|pmol|mol|mosm|"
     r"mmhg|mm3?|cm|km|ft|mcl|µl|ul|fl|"
     r"hrs?|hours?|h|mins?|minutes?|secs?|seconds?|days?|d|wks?|weeks?|mos|months?|"
     r"tabs?|tablets?|caps?|capsules?|pills?|puffs?|drops?|gtts?|doses?|times|sprays?|vials?|"
@@ -51,6 +51,18 @@ _UNIT_AHEAD = rf"\s{{0,2}}(?:[%°]|(?i:{_UNIT_WORDS})(?![^\W\d_]|-[^\W\d_]))"  #
 _NOT_UNIT = rf"(?!{_UNIT_AHEAD})"
 _UNIT_AHEAD_RE = re.compile(_UNIT_AHEAD)
 _UNIT_CODE_RE = re.compile(rf"\d+(?:[.,]\d+)?(?:{_UNIT_WORDS})(?:/(?:{_UNIT_WORDS}))*", re.IGNORECASE)
+#: a range of two amounts with a unit on either end ("500-1000CC", "750cc-1250", "0700am-1900hrs")
+_UNIT_RANGE_RE = re.compile(
+    rf"(?P<a>\d+(?:[.,]\d+)?)(?P<ua>{_UNIT_WORDS}|am|pm)?-(?P<b>\d+(?:[.,]\d+)?)(?P<ub>{_UNIT_WORDS}|am|pm)?", re.IGNORECASE
+)
+
+
+def unit_range(code: str) -> bool:
+    """Is `code` a rising range of two amounts with a unit written on at least one end?"""
+    m = _UNIT_RANGE_RE.fullmatch(code)
+    if m is None or not (m.group("ua") or m.group("ub")):
+        return False
+    return float(m.group("a").replace(",", ".")) < float(m.group("b").replace(",", "."))
 
 
 def _preceded_by(text: str, pos: int, pattern: re.Pattern[str], window: int = 30) -> re.Match[str] | None:

@@ -154,13 +154,16 @@ _VALUE_BEFORE_RE = re.compile(
     r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
     r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x|"
     # ventilator and non-invasive ventilation settings: "bipap 10/5", "PSV 13/10", "settings 15/5"
-    r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|settings?|"
+    r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|ventilation|settings?|"
     r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed|rating|rates|"
     # "wean down to 10/5": what is weaned is a setting or a dose, never a date
     r"wean(?:ed|ing)?(?:\s+down)?\s+to|"
     # how far up the lungs crackles reach ("rales 1/3 up", "CXS 2/3"), pupils ("PERRLA 3/3"), a half-strength
     # fluid ("D5 1/2"), a chest pain's score ("CP 5/10", "c/o 4/10")
-    r"rales|crackles|cxs|perrla?|d5w?|cp|c/o)|(?<![^\W\d_])[x×]|[*=])\s*[:=]?\s*(?:of\s+)?$",
+    r"rales|crackles|cxs|perrla?|d5w?|cp|c/o)|(?<![^\W\d_])[x×]|[*=]|"
+    # the settings before a pressure pair: an oxygen fraction ("SIMV/PS 500 X 14, 50% 5/5") or a volume
+    # times a rate ("IMV 800x60x10 5/5")
+    r"\d\s?%|\d\s?[x×]\s?\d+)\s*[:=,]?\s*(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(
@@ -418,7 +421,12 @@ _DATE_CONTINUES = (
     r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec|mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)[a-z]*)"
 )
 _COUNTED_WORD_AFTER_RE = re.compile(
-    rf"[ \t]+(?!(?i:{_DATE_CONTINUES})\b)(?:[a-z]{{2,}}|[A-Z]{{2,}})(?![^\W\d_])"
+    # a lower-case word, hyphenated too ("1st c-diff"), or one opening with two capitals ("1st UPRBCs")
+    rf"[ \t]+(?!(?i:{_DATE_CONTINUES})\b)(?:[a-z][a-z-]*[a-z]|[A-Z]{{2}}[A-Za-z]*)(?![^\W\d_])"
+)
+#: "2nd to stooling", "TACHYPNEIC 2ND TO AGITATION": "secondary to", a cause, no day ("the 2nd to the 5th")
+_SECONDARY_TO_RE = re.compile(
+    rf"[ \t]+(?i:to)[ \t]+(?!(?i:the|a|an|{_DATE_CONTINUES})\b)(?:[a-z]{{3,}}|[A-Z]{{3,}})(?![^\W\d_])"
 )
 _DATE_WORD_BEFORE_RE = re.compile(
     r"(?i)\b(?:the|on|by|since|until|till|from|of|due|dated|date|thru|through|to)\s*$"
@@ -426,8 +434,11 @@ _DATE_WORD_BEFORE_RE = re.compile(
 
 
 def _counted_ordinal(text: str, start: int, end: int) -> bool:
-    """An ordinal that counts the word after it ("2nd unit"), not a day of a month."""
-    return bool(_COUNTED_WORD_AFTER_RE.match(text, end)) and not _preceded_by(text, start, _DATE_WORD_BEFORE_RE, 12)
+    """An ordinal that counts the word after it ("2nd unit"), or "2nd to" a cause, not a day of a month."""
+    if _preceded_by(text, start, _DATE_WORD_BEFORE_RE, 12):
+        return False
+    return bool(_COUNTED_WORD_AFTER_RE.match(text, end)) or (
+        text[start:end].lower() == "2nd" and bool(_SECONDARY_TO_RE.match(text, end)))
 
 
 def _is_shift_end(text: str, m: re.Match[str]) -> bool:

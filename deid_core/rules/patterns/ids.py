@@ -28,7 +28,14 @@ from collections.abc import Iterator
 
 import regex as re
 
-from deid_core.rules.patterns.common import _NOT_UNIT, _UNIT_CODE_RE, PatternMatch, _digit_count, _preceded_by
+from deid_core.rules.patterns.common import (
+    _NOT_UNIT,
+    _UNIT_CODE_RE,
+    PatternMatch,
+    _digit_count,
+    _preceded_by,
+    unit_range,
+)
 from deid_core.rules.patterns.dates import _is_compact_date
 
 # Keyword-introduced codes: MRN 12345678, MR# 445566, case no. 2014-123,
@@ -157,6 +164,7 @@ def _code_ids(text: str) -> Iterator[PatternMatch]:
             and _digit_count(code) >= 5
             and _SERIAL_RE.search(code)
             and not _UNIT_CODE_RE.fullmatch(code)
+            and not unit_range(code)  # "500-1000CC": an amount's range, no code
         ):
             yield PatternMatch(s, e, "ID", "id_code")
 

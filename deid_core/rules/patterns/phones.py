@@ -73,6 +73,7 @@ _PHONE_EXT_RES: tuple[re.Pattern[str], ...] = (
 )
 _DIGIT_BEFORE_RE = re.compile(r"\d\s*$")
 _SHORT_DECIMAL_RE = re.compile(r"\d{1,3}[.,]\d{1,3}")
+_DECIMAL_RANGE_RE = re.compile(r"\d{1,3}[.,]\d{1,3}\s?[-–]\s?\d{1,3}[.,]\d{1,3}")
 _BP_SHAPE_RE = re.compile(r"(?<!\d)\d{2,3}/\d{2,3}(?!\d)")
 _SSN_SHAPE_RE = re.compile(r"\d{3}-\d{2}-\d{4}")
 _DECIMAL_RE = re.compile(r"\d+[.,]\d+")
@@ -148,9 +149,14 @@ def _phone_ok(text: str, start: int, end: int, date_cover: bytearray) -> bool:
     m = _DATE_THEN_VALUE_RE.fullmatch(span)
     if m is not None and _month_day(int(m.group("a")), int(m.group("b"))):
         return False  # "09/03 198" of a lab trend: a month/day and the value measured on it
+    m = _ROUND_RANGE_RE.fullmatch(span)
+    if m is not None and int(m.group("a")) < int(m.group("b")) and not int(m.group("a")) % 50 and not int(m.group("b")) % 50:
+        return False  # "500-1000", "SVR 900-1100": a rising range of round amounts, no number to call
     return not _followed_by(text, end, _UNIT_AHEAD_RE)
 
 
+#: a three-digit amount to a four-digit one ("500-1000", "900-1300"), the shape of a local number "555-1234"
+_ROUND_RANGE_RE = re.compile(r"(?P<a>[1-9]\d{2})\s?-\s?(?P<b>[1-9]\d{3})")
 #: a month/day and one short number after it ("09/03 198", "9/6 112"), as lab trends list values
 _DATE_THEN_VALUE_RE = re.compile(r"(?P<a>\d{1,2})/(?P<b>\d{1,2})[ \t]+\d{1,4}(?:[ \t]?x\d{1,2})?")
 
@@ -207,8 +213,8 @@ class _PhoneFinder:
         for m in _PHONE_KEYWORD_RE.finditer(text):
             num = m.group("num")
             need = 5 if m.group("kw").lower() == "ph" else 3  # "pH 7.35" is a lab value
-            if _digit_count(num) < need or _SHORT_DECIMAL_RE.fullmatch(num):
-                continue
+            if _digit_count(num) < need or _SHORT_DECIMAL_RE.fullmatch(num) or _DECIMAL_RANGE_RE.fullmatch(num):
+                continue  # "pH 7.44-7.46": a range of lab values
             out.append(PatternMatch(m.start("num"), m.end("num"), "PHONE", "phone_keyword"))
         for rx in _PHONE_EXT_RES:
             for m in rx.finditer(text):
