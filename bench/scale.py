@@ -80,6 +80,20 @@ _GB = 1 << 30
 
 #: the processes sampled besides the job's own: the driver JVM and the Python workers
 _ROLES = ("org.apache.spark.deploy.SparkSubmit", "pyspark.daemon", "pyspark.worker")
+#: on a standalone cluster the executors are the worker daemon's children, not the job's: found by name
+_EXECUTOR = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
+
+
+def _executors() -> list[psutil.Process]:
+    """The executor JVMs running on this machine and their children (the Python workers)."""
+    out: list[psutil.Process] = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if _EXECUTOR in " ".join(p.info["cmdline"] or ()):
+                out += [p, *p.children(recursive=True)]
+        except psutil.Error:
+            continue
+    return out
 
 
 def _rss_anon(pid: int) -> int:
@@ -107,24 +121,28 @@ class Peaks:
     #: in some runs of the same step and size and not in others), which says nothing of growth
     driver_jvm_p95: int = 0
     driver_python: int = 0
+    #: the executor JVMs' RSS summed (a standalone cluster; in local mode the executor is the driver JVM)
+    executor_jvm: int = 0
     worker_max: int = 0
     worker_sum: int = 0
     workers: int = 0
     samples: int = 0
     _jvm_series: list[int] = field(default_factory=list, repr=False)
 
-    def sample(self, job: psutil.Process, cmdlines: dict[int, str]) -> None:
+    def sample(self, job: psutil.Process, cmdlines: dict[int, str], cluster: bool = False) -> None:
         try:
             procs = [job, *job.children(recursive=True)]
         except psutil.Error:
             return
-        jvm = jvm_anon = python = wsum = wmax = nworkers = 0
+        if cluster:
+            procs += _executors()
+        jvm = jvm_anon = python = executor = wsum = wmax = nworkers = 0
         for p in procs:
             try:
                 # a command line is kept once it names a role: `spark-submit` is a shell script
                 # that execs the JVM in the same process, so a first look may see the script
                 cmd = cmdlines.get(p.pid) or " ".join(p.cmdline())
-                if any(role in cmd for role in _ROLES):
+                if any(role in cmd for role in (*_ROLES, _EXECUTOR)):
                     cmdlines[p.pid] = cmd
                 rss = p.memory_info().rss
             except psutil.Error:
@@ -134,6 +152,8 @@ class Peaks:
             elif "org.apache.spark.deploy.SparkSubmit" in cmd:
                 jvm += rss
                 jvm_anon += _rss_anon(p.pid)
+            elif _EXECUTOR in cmd:
+                executor += rss
             elif "pyspark.daemon" in cmd or "pyspark.worker" in cmd:
                 wsum += rss
                 wmax = max(wmax, rss)
@@ -145,6 +165,7 @@ class Peaks:
             self.driver_jvm_p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
         self.driver_jvm_anon = max(self.driver_jvm_anon, jvm_anon)
         self.driver_python = max(self.driver_python, python)
+        self.executor_jvm = max(self.executor_jvm, executor)
         self.worker_max = max(self.worker_max, wmax)
         self.worker_sum = max(self.worker_sum, wsum)
         self.workers = max(self.workers, nworkers)
@@ -161,8 +182,11 @@ class Step:
     tasks: dict[str, Any] = field(default_factory=dict)
 
 
-def run_step(name: str, cmd: list[str], logs: Path, event_dir: Path | None = None) -> Step:
-    """Run one job in a subprocess, sampling its processes' memory; its output goes to a log file."""
+def run_step(name: str, cmd: list[str], logs: Path, event_dir: Path | None = None, cluster: bool = False) -> Step:
+    """Run one job in a subprocess, sampling its processes' memory; its output goes to a log file.
+
+    `cluster`: the job runs on a standalone cluster on this machine, whose executors are sampled too.
+    """
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "TF_CPP_MIN_LOG_LEVEL": "2"}
     if event_dir is not None:
         event_dir.mkdir(parents=True, exist_ok=True)
@@ -177,7 +201,7 @@ def run_step(name: str, cmd: list[str], logs: Path, event_dir: Path | None = Non
     with log.open("w") as out:
         job = psutil.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
         while job.poll() is None:
-            peaks.sample(job, cmdlines)
+            peaks.sample(job, cmdlines, cluster)
             time.sleep(SAMPLE_S)
     seconds = time.perf_counter() - t0
     step = Step(name, seconds, job.returncode, peaks, str(log))
@@ -360,17 +384,18 @@ def run_size(n: int, args: argparse.Namespace, work: Path) -> dict[str, Any]:
     py = [sys.executable, "-m"]
     master = ["--master", args.master]
     events = lake / "_events"
+    cluster = args.master.startswith("spark://")
     steps: dict[str, Step] = {}
     steps["ingest"] = run_step("ingest", [*py, "jobs.ingest_e2b", "--table", str(table), "--xml-column", "xml",
                                           "--id-column", "doc_id", "--received-column", "received_date",
-                                          "--tables", str(lake), *master], logs, events / "ingest")
+                                          "--tables", str(lake), *master], logs, events / "ingest", cluster)
     deid = [*py, "jobs.deidentify", "--tables", str(lake), "--mode", "batch", "--key-file", str(key),
             "--method", args.method, *master]
     if steps["ingest"].rc == 0:
-        steps["deidentify"] = run_step("deidentify", deid, logs, events / "deidentify")
+        steps["deidentify"] = run_step("deidentify", deid, logs, events / "deidentify", cluster)
     before = {t: snapshot(lake / t)["version"] for t in TABLES}
     if steps.get("deidentify") and steps["deidentify"].rc == 0:
-        steps["rerun"] = run_step("rerun", deid, logs, events / "rerun")
+        steps["rerun"] = run_step("rerun", deid, logs, events / "rerun", cluster)
     failed = [s for s in steps.values() if s.rc]
     if failed or len(steps) < 3:
         s = failed[0] if failed else None
@@ -438,8 +463,10 @@ def print_size(r: dict[str, Any]) -> None:
         anon = f" (anonymous {_gb(m['driver_jvm_anon'])})" if m.get("driver_jvm_anon") else ""
         if m.get("driver_jvm_p95"):
             anon += f", 95th percentile {_gb(m['driver_jvm_p95'])}"
-        print(f"peak RSS {step:10s} driver JVM {_gb(m['driver_jvm'])}{anon}, driver Python {_gb(m['driver_python'])}, "
-              f"workers max {_gb(m['worker_max'])} / sum {_gb(m['worker_sum'])} ({m['workers']} processes){task}")
+        executor = f", executor JVMs {_gb(m['executor_jvm'])}" if m.get("executor_jvm") else ""
+        print(f"peak RSS {step:10s} driver JVM {_gb(m['driver_jvm'])}{anon}, driver Python {_gb(m['driver_python'])}"
+              f"{executor}, workers max {_gb(m['worker_max'])} / sum {_gb(m['worker_sum'])} ({m['workers']} processes)"
+              f"{task}")
     for name, d in r["tables"].items():
         version = "no table" if d["version"] is None else f"version {d['version']}"
         print(f"delta {name:16s} {d['files']:5d} files {d['bytes'] / 1e6:9.1f} MB {d['rows']:10,d} rows ({version})")
@@ -484,6 +511,10 @@ def verdict(runs: list[dict[str, Any]]) -> dict[str, Any]:
     sustained = {s: large["memory"][s]["driver_jvm_p95"] / small["memory"][s]["driver_jvm_p95"]
                  for s in ("ingest", "deidentify")
                  if small["memory"][s].get("driver_jvm_p95") and large["memory"][s].get("driver_jvm_p95")}
+    # on a standalone cluster, the executors' side (no bar: their memory is the work's, sized per task)
+    executor = {s: large["memory"][s]["executor_jvm"] / small["memory"][s]["executor_jvm"]
+                for s in ("ingest", "deidentify")
+                if small["memory"][s].get("executor_jvm") and large["memory"][s].get("executor_jvm")}
     ratios = [r["longest_field"]["ratio"] for r in runs if r["longest_field"].get("ratio") is not None]
     stall = max(ratios) if ratios else None
     work_small, work_large = _work_per_report(small), _work_per_report(large)
@@ -505,6 +536,7 @@ def verdict(runs: list[dict[str, Any]]) -> dict[str, Any]:
                     "per_report_ms": None if per_report is None else round(1000 * per_report, 3)},
             "driver_jvm_peak_ratio": {k: round(v, 3) for k, v in driver.items()},
             "driver_jvm_p95_ratio": {k: round(v, 3) for k, v in sustained.items()},
+            "executor_jvm_peak_ratio": {k: round(v, 3) for k, v in executor.items()},
             "longest_text_cost_ratio": stall, "no_slowdown": no_slowdown, "linear_work": linear_work,
             "within_literal": abs(rates["end_to_end"] - 1) <= RATE_TOLERANCE,
             "linear": linear, "driver_flat": flat, "no_stall": no_stall, "pass": linear and flat and no_stall}
@@ -516,6 +548,8 @@ def print_verdict(v: dict[str, Any]) -> None:
     print(f"\n== {b:,} vs {a:,} reports ==")
     print("reports/s ratio  " + ", ".join(f"{k} {x:.3f}" for k, x in rr.items()))
     print("driver JVM peak  " + ", ".join(f"{k} {x:.3f}" for k, x in dr.items()))
+    if v.get("executor_jvm_peak_ratio"):
+        print("executor JVMs    " + ", ".join(f"{k} {x:.3f}" for k, x in v["executor_jvm_peak_ratio"].items()))
     fit = v.get("fit") or {}
     if fit.get("per_report_ms") is not None:
         print(f"fit              end to end = {fit['fixed_s']:.1f} s fixed + {fit['per_report_ms']:.2f} ms per report "

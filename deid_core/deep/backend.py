@@ -105,6 +105,22 @@ def choose(backend: BackendPref, device: DevicePref, *, installed: frozenset[Bac
     return on_cpu("TensorFlow runs on CPU here (tensorflow-cpu)")
 
 
+def single_threaded_lapack() -> None:
+    """One thread for the OpenBLAS that JAX's CPU linear algebra calls (scipy's), here and in children.
+
+    Building the network runs LAPACK once (the orthogonal initialiser's QR). OpenBLAS's threaded
+    path can then spin for ever in `exec_blas_async_wait`: two of nine de-identification drivers
+    on a standalone cluster hung so at exit, one core busy (docs/measurements.md, scale run). The network's arithmetic runs in XLA, not OpenBLAS, so one thread costs nothing. The
+    variable covers a library loaded later; threadpoolctl (a well-kept library) one already loaded.
+    A value the user set stays.
+    """
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    if os.environ["OPENBLAS_NUM_THREADS"] == "1":
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")
+
+
 def activate(choice: BackendChoice, *, explicit: bool = False) -> BackendChoice:
     """Make `choice` the process's Keras backend; returns what is in force (and logs it).
 
@@ -126,6 +142,7 @@ def activate(choice: BackendChoice, *, explicit: bool = False) -> BackendChoice:
     else:
         os.environ["KERAS_BACKEND"] = choice.backend
         if choice.backend == "jax" and choice.device == "cpu":
+            single_threaded_lapack()
             # keep JAX off any accelerator it might find, as decided: in this process only
             # (an environment variable would reach Spark's workers, started after the driver
             # decided on CPU, and hide the GPU of a local-mode GPU run from them)

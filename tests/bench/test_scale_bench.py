@@ -50,35 +50,40 @@ def test_small_scale_run_prints_and_writes_the_figures(tmp_path: Path) -> None:
     assert again.returncode == 0 and "| 8 | 32 |" in again.stdout
 
 
-def test_the_driver_jvm_is_found_even_when_first_seen_as_the_launch_script() -> None:
-    """`spark-submit` execs the JVM in its own process: a first sample may see the shell script."""
+def _scale():  # type: ignore[no-untyped-def]
+    """bench/scale.py as a module (the bench folder is no package)."""
     import importlib
 
     sys.path.insert(0, str(REPO / "bench"))
     try:
-        scale = importlib.import_module("scale")
+        return importlib.import_module("scale")
     finally:
         sys.path.remove(str(REPO / "bench"))
 
-    class Proc:
-        def __init__(self, pid: int, cmdlines: list[list[str]], rss: int) -> None:
-            self.pid, self._cmdlines, self._rss = pid, cmdlines, rss
 
-        def cmdline(self) -> list[str]:
-            return self._cmdlines.pop(0) if len(self._cmdlines) > 1 else self._cmdlines[0]
+class FakeProc:
+    """What `Peaks.sample` reads of a psutil process; a command line may change between samples."""
 
-        def memory_info(self):  # type: ignore[no-untyped-def]
-            return type("M", (), {"rss": self._rss})()
+    def __init__(self, pid: int, cmdlines: list[list[str]], rss: int, children: list[FakeProc] | None = None) -> None:
+        self.pid, self._cmdlines, self._rss, self._children = pid, cmdlines, rss, children or []
 
-    driver = Proc(2, [["bash", "spark-class"], ["java", "org.apache.spark.deploy.SparkSubmit", "pyspark-shell"]],
-                  3 << 30)
-    worker = Proc(3, [["python", "-m", "pyspark.daemon"]], 1 << 30)
+    def cmdline(self) -> list[str]:
+        return self._cmdlines.pop(0) if len(self._cmdlines) > 1 else self._cmdlines[0]
 
-    class Job(Proc):
-        def children(self, recursive: bool = False) -> list[Proc]:
-            return [driver, worker]
+    def memory_info(self):  # type: ignore[no-untyped-def]
+        return type("M", (), {"rss": self._rss})()
 
-    job = Job(1, [["python", "-m", "jobs.deidentify"]], 1 << 29)
+    def children(self, recursive: bool = False) -> list[FakeProc]:
+        return self._children
+
+
+def test_the_driver_jvm_is_found_even_when_first_seen_as_the_launch_script() -> None:
+    """`spark-submit` execs the JVM in its own process: a first sample may see the shell script."""
+    scale = _scale()
+    driver = FakeProc(2, [["bash", "spark-class"], ["java", "org.apache.spark.deploy.SparkSubmit", "pyspark-shell"]],
+                      3 << 30)
+    worker = FakeProc(3, [["python", "-m", "pyspark.daemon"]], 1 << 30)
+    job = FakeProc(1, [["python", "-m", "jobs.deidentify"]], 1 << 29, [driver, worker])
     peaks, seen = scale.Peaks(), {}
     peaks.sample(job, seen)
     assert peaks.driver_jvm == 0 and peaks.worker_max == 1 << 30  # the script is not the JVM
@@ -86,15 +91,26 @@ def test_the_driver_jvm_is_found_even_when_first_seen_as_the_launch_script() -> 
     assert peaks.driver_jvm == 3 << 30 and peaks.driver_python == 1 << 29
 
 
+def test_on_a_standalone_cluster_the_executors_are_sampled_apart_from_the_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The executors are the worker daemon's children: found by name, counted as executors, not as the driver."""
+    scale = _scale()
+    driver = FakeProc(2, [["java", "org.apache.spark.deploy.SparkSubmit", "pyspark-shell"]], 1 << 30)
+    executor = FakeProc(5, [["java", "org.apache.spark.executor.CoarseGrainedExecutorBackend", "--app-id", "a"]],
+                        3 << 30)
+    worker = FakeProc(6, [["python", "-m", "pyspark.daemon"]], 1 << 29)
+    monkeypatch.setattr(scale, "_executors", lambda: [executor, worker])
+    job = FakeProc(1, [["python", "-m", "jobs.deidentify"]], 1 << 28, [driver])
+    local, cluster = scale.Peaks(), scale.Peaks()
+    local.sample(job, {})
+    cluster.sample(job, {}, cluster=True)
+    assert (local.driver_jvm, local.executor_jvm, local.workers) == (1 << 30, 0, 0)
+    assert (cluster.driver_jvm, cluster.executor_jvm, cluster.worker_max) == (1 << 30, 3 << 30, 1 << 29)
+
+
 def test_anonymous_pages_are_read_from_proc() -> None:
-    import importlib
     import os
 
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        scale = importlib.import_module("scale")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    scale = _scale()
     mine = scale._rss_anon(os.getpid())
     assert 0 < mine <= __import__("psutil").Process().memory_info().rss
     assert scale._rss_anon(2**22 + 12345) == 0  # no such process

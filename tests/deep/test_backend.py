@@ -87,6 +87,29 @@ def test_a_fresh_process_gets_the_decided_backend_without_leaking_platform_setti
     assert out.stdout.split() == ["jax", "jax", "cpu", "None", "jax"]
 
 
+def test_jax_on_cpu_runs_its_lapack_on_one_openblas_thread() -> None:
+    """The QR of the network's orthogonal initialiser runs in scipy's OpenBLAS: one thread, here and in children.
+
+    (Its threaded path hung two de-identification drivers of a scale run; the race itself is not
+    reproducible on demand, so this checks the setting that takes that path out.)"""
+    import subprocess
+    import sys
+
+    code = ("import os; from deid_core.deep.backend import ensure_backend; ensure_backend('jax', 'cpu'); "
+            "import jax, jax.numpy as jnp; jnp.linalg.qr(jnp.ones((64, 64))); "
+            "from threadpoolctl import threadpool_info; "
+            "blas = [i for i in threadpool_info() if i.get('internal_api') == 'openblas']; "
+            "print(os.environ['OPENBLAS_NUM_THREADS'], bool(blas), max(i['num_threads'] for i in blas))")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("KERAS_BACKEND", "JAX_PLATFORMS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert out.stdout.split() == ["1", "True", "1"]
+    # a value the user set stays
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env={**env, "OPENBLAS_NUM_THREADS": "2"}, check=True)
+    assert out.stdout.split()[0] == "2"
+
+
 _CACHE_PROBE = (
     "import sys; from deid_core.deep.backend import ensure_backend; "
     "ensure_backend('jax', 'cpu', compile_cache_dir=sys.argv[1]); "
