@@ -84,7 +84,7 @@ def test_a_model_with_rule_categories_round_trips(cfg, artifact, rules, tmp_path
     a = rules.analyse(TEXTS[1])
     p = model.predict([a])[0]
     np.testing.assert_allclose(p, _direct(model, a), atol=1e-5)
-    plain = DeepModel.load(make_model_dir(cfg, artifact, tmp_path / "plain"), cfg)
+    plain = DeepModel.load(make_model_dir(cfg, artifact, tmp_path / "plain", rule_categories=False), cfg)
     assert not plain.manifest.architecture.rule_categories
 
 

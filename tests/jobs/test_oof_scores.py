@@ -57,8 +57,9 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
 
     assert index["feature_names"] == list(arch_feature_names(small.deep.architecture))
     oof.check_model(out / "fold-0" / "model")
+    flipped = {"rule_categories": not small.deep.architecture.rule_categories}
     with pytest.raises(ValueError, match="other per-token inputs"):
-        oof.check_inputs(list(arch_feature_names(small.deep.architecture.model_copy(update={"rule_categories": True}))))
+        oof.check_inputs(list(arch_feature_names(small.deep.architecture.model_copy(update=flipped))))
     # the setup is what trains the folds, not where the checkout or the scratch folder is
     from jobs.oof_scores import _setup_key
 
@@ -72,7 +73,7 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
         "training": small.deep.training.model_copy(update={"threshold_target_recall": 0.9, "tuning_oof": out})})})
     assert _setup_key(retuned, 2, r"^[^#]+", 1) == index["setup"]  # tuning settings train no fold model
     categories = small.model_copy(update={"deep": small.deep.model_copy(update={
-        "architecture": small.deep.architecture.model_copy(update={"rule_categories": True})})})
+        "architecture": small.deep.architecture.model_copy(update=flipped)})})
     assert _setup_key(categories, 2, r"^[^#]+", 1) != index["setup"]  # other inputs, other fold networks
     # a rerun with the same setup reuses the scores instead of training again
     mtime = (out / "fold-0.npz").stat().st_mtime_ns

@@ -42,6 +42,10 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
                     max_epochs=1, target_recall=0.5)
     assert (out / "weights.weights.h5").exists() and (out / "precision_recall_dev.png").exists()
     assert m.model_version.startswith("model-") and m.training["epochs"] == 1
+    # each epoch records the network's own dev F1 beside the hybrid score that selects the epoch
+    history = m.training["history"]
+    assert len(history["val_network_f1"]) == 1 and 0.0 <= history["val_network_f1"][0] <= 1.0
+    assert len(history["val_hybrid_precision"]) == 1
     assert [s.kind for s in m.training_data] == ["corpus", "synthetic"]
     assert m.training_data[0].documents == 30 and m.dictionary_version.startswith("dict-")
     assert m.thresholds is not None and m.thresholds.tuned_on == "dev.jsonl"
@@ -58,7 +62,9 @@ def test_train_then_fine_tune(cfg, tmp_path: Path) -> None:  # type: ignore[no-u
     # fine-tuning keeps the vocabulary and records its base; out-of-fold scores join its threshold search
     from tests.training.oof_fixture import one_fold_oof
 
-    oof = one_fold_oof(tmp_path / "oof")
+    from deid_core.deep.features import arch_feature_names
+
+    oof = one_fold_oof(tmp_path / "oof", arch_feature_names(small.deep.architecture))
     out2 = tmp_path / "site_model"
     m2 = train_model(small, config_file=None, out=out2, corpora=[site_path], dev_path=dev_path, synthetic_docs=0,
                      base_model=out, max_epochs=1, target_recall=0.5, oof=oof)
