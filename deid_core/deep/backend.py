@@ -110,8 +110,9 @@ def single_threaded_lapack() -> None:
 
     Building the network runs LAPACK once (the orthogonal initialiser's QR). OpenBLAS's threaded
     path can then spin for ever in `exec_blas_async_wait`: two of nine de-identification drivers
-    on a standalone cluster hung so at exit, one core busy (docs/measurements.md, scale run). The network's arithmetic runs in XLA, not OpenBLAS, so one thread costs nothing. The
-    variable covers a library loaded later; threadpoolctl (a well-kept library) one already loaded.
+    on a standalone cluster hung so at exit, one core busy (docs/measurements.md, scale run). The
+    network's arithmetic runs in XLA, not OpenBLAS, so one thread costs nothing. The variable covers
+    a library loaded later; threadpoolctl (a well-kept library) one already loaded.
     A value the user set stays.
     """
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

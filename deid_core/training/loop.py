@@ -123,12 +123,16 @@ class HybridDevScore(keras.callbacks.Callback):
 
 
 def network_f1(gold_phi: np.ndarray, predicted_phi: np.ndarray) -> float:
-    """Token F1 of the network alone (its most likely class is not SAFE): recorded beside the hybrid's score,
-    so a training's history shows when the network starts to learn its training notes by heart (the dev F1
-    falls while the hybrid score may still rise). Overlapping windows count a token more than once."""
-    tp = float(np.sum(gold_phi & predicted_phi))
-    denom = float(np.sum(gold_phi) + np.sum(predicted_phi))
-    return 0.0 if denom == 0 else 2.0 * tp / denom
+    """Token F1 of the network alone (its most likely class is not SAFE), as `deid eval` counts it.
+
+    Recorded beside the hybrid's score, so a training's history shows when the network starts to learn
+    its training notes by heart (the dev F1 falls while the hybrid score may still rise). Overlapping
+    windows count a token more than once.
+    """
+    from deid_core.evaluation.metrics import Counts
+
+    return Counts(gold_tokens=int(np.sum(gold_phi)), caught=int(np.sum(gold_phi & predicted_phi)),
+                  false_positives=int(np.sum(~gold_phi & predicted_phi))).f1
 
 
 @dataclass
