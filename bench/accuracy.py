@@ -24,6 +24,12 @@ with thresholds chosen on dev only (PhysioNet dev plus the configured
 stand-off tuning sets, as `make train` does): for each recall target, the
 per-reason thresholds that are best on dev are applied to test; PhysioNet's deid.pl
 (recall 0.964, precision 0.715 on test) is printed and plotted beside it.
+Each point also carries a bound: the precision of the best per-reason
+thresholds at the same test recall, searched on test itself. No choice
+made on dev can beat it with this network, so when the bound at deid.pl's
+recall lies below a target, the gap is the network's ranking of PHI against
+safe tokens, not the threshold search's. It is a diagnosis: nothing is
+chosen or stored from it.
 
 `--model DIR` scores another model directory instead of the default.
 
@@ -71,6 +77,8 @@ from deid_core.synthetic.narratives import generate_narratives
 
 #: PhysioNet's own deid.pl on the test split (recall, precision), as measured in issue 14
 DEIDPL_TEST = (0.964, 0.715)
+#: the lowest test recall at which `--frontier` reports its bound (thresholds searched on test itself)
+BOUND_MIN_RECALL = 0.85
 #: recall targets on dev whose thresholds make the `--frontier` points on test
 FRONTIER_TARGETS = (1.0, 0.998, 0.997, 0.995, 0.99, 0.985, 0.98, 0.975, 0.97, 0.96, 0.95, 0.94, 0.92, 0.9)
 VAERS_PV = REPO / "bench" / "annotations" / "vaers_pv"
@@ -113,10 +121,11 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         out_of_fold.check_model(model_dir or cfg.deep.model_dir)
         dev, _ = out_of_fold.pooled_with(dev, "dev")
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
+    policy = {"fixed": dict(cfg.deep.combiner.by_reason), "ceilings": dict(cfg.deep.combiner.by_reason_ceiling)}
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
-                               prior_strength=tcfg.threshold_prior_strength,
-                               fixed=dict(cfg.deep.combiner.by_reason),
-                               ceilings=dict(cfg.deep.combiner.by_reason_ceiling))
+                               prior_strength=tcfg.threshold_prior_strength, **policy)
+    # the bound: the same search run on test itself, without smoothing (a diagnosis, never stored or used)
+    _, bound = tune_by_reason(test, BOUND_MIN_RECALL, min_recall=BOUND_MIN_RECALL, **policy)
     rows = []
     for target in FRONTIER_TARGETS:
         pt = search.best_at_recall(target)
@@ -127,9 +136,15 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         tp = int((w * (masked & test.gold_phi)).sum())
         gold = int((w * test.gold_phi).sum())
         n_masked = int((w * masked).sum())
+        best = bound.best_at_recall(tp / gold) if tp / gold >= BOUND_MIN_RECALL else None
         rows.append({"dev_target": target, "dev_recall": round(pt.recall, 4), "dev_precision": round(pt.precision, 4),
                      "test_recall": round(tp / gold, 4), "test_precision": round(tp / n_masked if n_masked else 1.0, 4),
-                     "test_masked": n_masked, "test_gold": gold, "version": det.version})
+                     "test_masked": n_masked, "test_gold": gold,
+                     "bound_precision": round(best.precision, 4) if best is not None else None, "version": det.version})
+    at_deidpl = bound.best_at_recall(DEIDPL_TEST[0])
+    rows.append({"dev_target": None, "test_recall": DEIDPL_TEST[0], "test_precision": DEIDPL_TEST[1],
+                 "bound_precision": round(at_deidpl.precision, 4) if at_deidpl is not None else None,
+                 "version": "deid.pl"})
     if plot is not None:
         import matplotlib
 
@@ -137,8 +152,12 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(6, 4.5))
-        ax.plot([r["test_recall"] for r in rows], [r["test_precision"] for r in rows], "o-",
+        ours = [r for r in rows if r["dev_target"] is not None]
+        ax.plot([r["test_recall"] for r in ours], [r["test_precision"] for r in ours], "o-",
                 label="hybrid, per-reason thresholds chosen on dev")
+        ax.plot([r["test_recall"] for r in ours if r["bound_precision"] is not None],
+                [r["bound_precision"] for r in ours if r["bound_precision"] is not None], ":", color="grey",
+                label="bound: thresholds searched on test itself")
         ax.plot([DEIDPL_TEST[0]], [DEIDPL_TEST[1]], "s", color="black", label="deid.pl")
         ax.set_xlabel("token recall (PhysioNet test)")
         ax.set_ylabel("token precision")
@@ -151,11 +170,16 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
 
 
 def _print_frontier(rows: list[dict]) -> None:
-    print(f"{'dev target':>10s} {'dev R':>7s} {'dev P':>7s} {'test R':>7s} {'test P':>7s} {'masked':>7s}")
+    print(f"{'dev target':>10s} {'dev R':>7s} {'dev P':>7s} {'test R':>7s} {'test P':>7s} {'masked':>7s} {'bound P':>7s}")
     for r in rows:
+        bound = f"{r['bound_precision']:7.4f}" if r["bound_precision"] is not None else f"{'-':>7s}"
+        if r["dev_target"] is None:
+            print(f"{r['version']:>10s} {'':7s} {'':7s} {r['test_recall']:7.4f} {r['test_precision']:7.4f} {'':7s} {bound}")
+            continue
         print(f"{r['dev_target']:10.3f} {r['dev_recall']:7.4f} {r['dev_precision']:7.4f} "
-              f"{r['test_recall']:7.4f} {r['test_precision']:7.4f} {r['test_masked']:7d}")
-    print(f"{'deid.pl':>10s} {'':7s} {'':7s} {DEIDPL_TEST[0]:7.4f} {DEIDPL_TEST[1]:7.4f}")
+              f"{r['test_recall']:7.4f} {r['test_precision']:7.4f} {r['test_masked']:7d} {bound}")
+    print("bound P: the most precise per-reason thresholds at that test recall, searched on test itself "
+          "(what no choice made on dev can beat with this network; a diagnosis, never used)")
 
 
 def run(method: Method, split: str, model_dir: Path | None = None,

@@ -296,6 +296,9 @@ class TrainingConfig(_Strict):
     select_at_recall: float = Field(0.99, gt=0, le=1)
     #: share of known words replaced by the unknown id during training
     word_dropout: float = Field(0.05, ge=0, lt=1)
+    #: keep the mean of the weights after every epoch from this one on (stochastic weight averaging)
+    #: instead of the weights of the epoch with the best dev score; None: the best epoch's
+    average_from_epoch: int | None = Field(None, ge=1)
     seed: int = 13
     #: corpus labels mapped to model classes; unmapped labels become OTHER
     label_map: dict[str, ModelClass]
@@ -328,6 +331,9 @@ class CombinerConfig(_Strict):
     prefer_manifest_thresholds: bool = True
     #: numbers the AGE detector finds from this value up are never released
     never_release_ages_from: int | None = 90
+    #: a masked word in a script other than Latin (or a Greek word) is never released
+    #: (`deid_core.text.scripts`): the network has never seen one, so its P(safe) is no evidence
+    never_release_other_scripts: bool = True
     #: thresholds for the tokens of one rule reason (e.g. "clinical": 0.0 releases
     #: clinical values whatever the network says); a model's manifest may override them
     by_reason: dict[str, float] = Field(default_factory=dict)

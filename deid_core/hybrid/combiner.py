@@ -28,6 +28,7 @@ from deid_core.hybrid.categories import infer_categories
 from deid_core.results import MaskedToken
 from deid_core.rules.deidentifier import RuleAnalysis
 from deid_core.rules.patterns.ages import age_upper_bound
+from deid_core.text.scripts import has_other_script
 from deid_core.thresholds import Thresholds
 
 NEVER_RELEASE_KINDS: dict[str, int] = {
@@ -61,6 +62,11 @@ class NeverRelease:
     rare in training data for it to learn that from examples. Without
     `age_min` every age is never released. The tokens of one age match are
     judged together ("ninety-two" is 92, not "ninety" and "two").
+
+    With `other_scripts`, a masked word written in a script the engine was
+    never trained on (Han, Cyrillic, Arabic, ..., or a Greek word:
+    `deid_core.text.scripts`) is never released either: the network's P(safe)
+    for it is an extrapolation, not evidence.
     """
 
     def __init__(
@@ -68,6 +74,7 @@ class NeverRelease:
         ambiguous_use_high: Iterable[str] = (),
         age_min: int | None = None,
         patterns: Iterable[str] = (),
+        other_scripts: bool = False,
     ) -> None:
         self.exempt_bits = 0
         for kind in ambiguous_use_high:
@@ -75,6 +82,7 @@ class NeverRelease:
         self.age_min = age_min
         #: detector categories a policy wants masked whatever the network says
         self.pattern_reasons = frozenset(f"pattern:{c}" for c in patterns)
+        self.other_scripts = other_scripts
 
     def mask(self, analysis: RuleAnalysis) -> np.ndarray:
         out = np.zeros(len(analysis.tokens), dtype=bool)
@@ -90,6 +98,11 @@ class NeverRelease:
                     never_ages = self._ages_never_released(analysis)
                 out[i] = never_ages.get(_group_of(analysis, i), True)
                 continue
+            if self.other_scripts:
+                tok = analysis.tokens[i]
+                if has_other_script(analysis.text[tok.start:tok.end]):
+                    out[i] = True
+                    continue
             kinds = f & _ALL_NEVER
             if not kinds:
                 continue
@@ -186,4 +199,5 @@ class Combiner:
 
 def never_release_from(cfg: DeidConfig, force_mask: Iterable[str] = ()) -> NeverRelease:
     comb = cfg.deep.combiner
-    return NeverRelease(comb.ambiguous_never_release_use_high, comb.never_release_ages_from, force_mask)
+    return NeverRelease(comb.ambiguous_never_release_use_high, comb.never_release_ages_from, force_mask,
+                        other_scripts=comb.never_release_other_scripts)

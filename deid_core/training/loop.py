@@ -6,7 +6,10 @@ unweighted loss learns to call everything safe. Word dropout replaces a
 share of known words by the unknown id so the network also learns to use
 characters and context for words it has not seen (most names at inference).
 Early stopping watches the hybrid's precision on dev at a fixed recall (see
-`HybridDevScore`) and restores the best epoch's weights.
+`HybridDevScore`) and restores the best epoch's weights, or, with
+`average_from_epoch`, keeps the mean of the weights after each epoch from
+that one on (`WeightAverage`): the dev score jumps from epoch to epoch, and
+the best one is partly the luck of the dev notes.
 """
 
 from __future__ import annotations
@@ -122,6 +125,44 @@ class HybridDevScore(keras.callbacks.Callback):
             logs["val_hybrid_precision"], logs["val_network_f1"] = self.score()
 
 
+class WeightAverage(keras.callbacks.Callback):
+    """Stochastic weight averaging: the running mean of the weights after each epoch from `start` (1-based) on.
+
+    At the end of training the network takes the mean, and, with a dev set,
+    its scores are added to the history as `avg_val_hybrid_precision` and
+    `avg_val_network_f1`. The network has no batch statistics, so the mean
+    needs no extra pass over the data. When training stops before `start`,
+    the last weights stay.
+    """
+
+    def __init__(self, start: int, scorer: HybridDevScore | None = None) -> None:
+        super().__init__()
+        self.start = start
+        self.scorer = scorer
+        self.mean: list[np.ndarray] | None = None
+        self.count = 0
+        self.scores: dict[str, float] = {}
+
+    def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
+        if epoch + 1 < self.start:
+            return
+        weights = [np.asarray(w, dtype=np.float64) for w in self.model.get_weights()]
+        self.count += 1
+        if self.mean is None:
+            self.mean = weights
+        else:
+            self.mean = [m + (w - m) / self.count for m, w in zip(self.mean, weights, strict=True)]
+
+    def on_train_end(self, logs: dict[str, float] | None = None) -> None:
+        if self.mean is None:
+            return
+        dtypes = [np.asarray(w).dtype for w in self.model.get_weights()]
+        self.model.set_weights([m.astype(d) for m, d in zip(self.mean, dtypes, strict=True)])
+        if self.scorer is not None:
+            hybrid, f1 = self.scorer.score()
+            self.scores = {"avg_val_hybrid_precision": hybrid, "avg_val_network_f1": f1}
+
+
 def network_f1(gold_phi: np.ndarray, predicted_phi: np.ndarray) -> float:
     """Token F1 of the network alone (its most likely class is not SAFE), as `deid eval` counts it.
 
@@ -175,15 +216,21 @@ def fit(
     keras.utils.set_random_seed(tcfg.seed)
     compile_network(network, tcfg)
     callbacks: list[keras.callbacks.Callback] = []
-    if dev is not None:
-        callbacks.append(HybridDevScore(network, dev, tcfg.select_at_recall, tcfg.batch_size))
+    averaging = tcfg.average_from_epoch is not None
+    scorer = HybridDevScore(network, dev, tcfg.select_at_recall, tcfg.batch_size) if dev is not None else None
+    if scorer is not None:
+        callbacks.append(scorer)
+    callbacks.append(_EpochLog(printer))
+    if scorer is not None:
         callbacks.append(
             keras.callbacks.EarlyStopping(
-                monitor="val_hybrid_precision", mode="max", patience=tcfg.patience, restore_best_weights=True,
-                verbose=0,
+                monitor="val_hybrid_precision", mode="max", patience=tcfg.patience,
+                restore_best_weights=not averaging, verbose=0,
             )
         )
-    callbacks.insert(len(callbacks) - 1 if dev is not None else 0, _EpochLog(printer))
+    average = WeightAverage(tcfg.average_from_epoch, scorer) if tcfg.average_from_epoch is not None else None
+    if average is not None:
+        callbacks.append(average)
     t0 = time.perf_counter()
     hist = network.tagger.fit(
         train_ds,
@@ -196,7 +243,13 @@ def fit(
     )
     history = {k: [float(v) for v in vs] for k, vs in hist.history.items()}
     epochs = len(history.get("loss", []))
-    if history.get("val_hybrid_precision"):
+    if average is not None:
+        best = epochs  # the weights are the mean up to the last epoch
+        history.update({k: [v] for k, v in average.scores.items()})
+        if average.scores:
+            printer("weights averaged from epoch {}: ".format(average.start)
+                    + ", ".join(f"{k} {v:.4f}" for k, v in sorted(average.scores.items())))
+    elif history.get("val_hybrid_precision"):
         best = int(np.argmax(history["val_hybrid_precision"])) + 1
     else:
         best = epochs

@@ -254,3 +254,24 @@ def test_an_age_read_from_its_place_alone_is_never_shown(rules) -> None:  # type
     comb = Combiner(CLASSES, thresholds, NeverRelease(age_min=90))
     masked = {a.text[m.start:m.end]: m.label for m in comb.combine(a, probs_for(len(a.tokens), 1.0))}
     assert masked.get("58") == "PHI"  # no AGE: the policy would show it as an age under 90
+
+
+def test_words_of_other_scripts_never_come_back(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse("Reported by 王芳 from Москва after 40 mg of drug Xyzzq.")
+    words = [t.text for t in a.tokens]
+    p = probs_for(len(words), 1.0)  # a network sure that every token is safe
+    plain = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease())
+    guarded = Combiner(CLASSES, Thresholds(0.5, 0.95), NeverRelease(other_scripts=True))
+    assert {a.text[m.start:m.end] for m in plain.combine(a, p)} == set()
+    foreign = {w for i, w in enumerate(words) if a.unsafe[i] and w in ("王芳", "Москва")}
+    assert foreign == {"王芳", "Москва"}  # the rules mask them; only the guard keeps them masked
+    assert {a.text[m.start:m.end] for m in guarded.combine(a, p)} == foreign
+
+
+def test_the_configured_never_release_guards_other_scripts(rules, cfg) -> None:  # type: ignore[no-untyped-def]
+    from deid_core.hybrid.combiner import never_release_from
+
+    assert cfg.deep.combiner.never_release_other_scripts
+    a = rules.analyse("Seen by Dr 李明 today.")
+    never = never_release_from(cfg).mask(a)
+    assert never[[t.text for t in a.tokens].index("李明")]

@@ -21,3 +21,53 @@ def test_network_f1_edge_cases() -> None:
     assert network_f1(np.ones(4, dtype=bool), none) == 0.0
     assert network_f1(none, np.ones(4, dtype=bool)) == 0.0
     assert network_f1(np.ones(4, dtype=bool), np.ones(4, dtype=bool)) == 1.0
+
+
+def _tiny_model():  # type: ignore[no-untyped-def]
+    import keras
+
+    inputs = keras.Input(shape=(3,))
+    model = keras.Model(inputs, keras.layers.Dense(2)(inputs))
+    model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse")
+    return model
+
+
+def test_weight_average_keeps_the_mean_of_the_epochs_from_its_start() -> None:
+    import keras
+
+    from deid_core.training.loop import WeightAverage
+
+    class Snapshot(keras.callbacks.Callback):
+        def __init__(self) -> None:
+            super().__init__()
+            self.after: list[list[np.ndarray]] = []
+
+        def on_epoch_end(self, epoch: int, logs: dict[str, float] | None = None) -> None:
+            self.after.append([np.array(w) for w in self.model.get_weights()])
+
+    keras.utils.set_random_seed(3)
+    model = _tiny_model()
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(32, 3)), rng.normal(size=(32, 2))
+    snap, avg = Snapshot(), WeightAverage(start=2)
+    model.fit(x, y, epochs=4, batch_size=8, verbose=0, callbacks=[snap, avg])
+    assert avg.count == 3
+    expected = [np.mean([s[i] for s in snap.after[1:]], axis=0) for i in range(len(snap.after[0]))]
+    for got, want in zip(model.get_weights(), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    # the mean is not the last epoch's weights
+    assert not np.allclose(model.get_weights()[0], snap.after[-1][0])
+
+
+def test_weight_average_leaves_the_weights_when_training_stops_before_its_start() -> None:
+    from deid_core.training.loop import WeightAverage
+
+    model = _tiny_model()
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(16, 3)), rng.normal(size=(16, 2))
+    avg = WeightAverage(start=5)
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[avg])
+    last = [np.array(w) for w in model.get_weights()]
+    assert avg.count == 0 and avg.mean is None
+    for got, want in zip(model.get_weights(), last, strict=True):
+        np.testing.assert_array_equal(got, want)

@@ -99,15 +99,20 @@ def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  
             "training": cfg.deep.training.model_copy(
                 update={"workdir": tmp_path / "work", "batch_size": 8, "spark_conf": {},
                         "pretrained_vectors": str(tmp_path / "vectors.txt"), "pretrained_extra_words": 10,
-                        "surrogate_copies": 1, "vaers_docs": 0, "tuning_standoff": []}
+                        "surrogate_copies": 1, "vaers_docs": 0, "tuning_standoff": [],
+                        # the weights kept are the mean of both epochs': frozen vectors must come through unchanged
+                        "average_from_epoch": 1}
             ),
         }
     )
     small = cfg.model_copy(update={"deep": deep})
     out = tmp_path / "model"
     m = train_model(small, config_file=None, out=out, corpora=[train_path], dev_path=dev_path, synthetic_docs=0,
-                    max_epochs=1, target_recall=0.5)
+                    max_epochs=2, target_recall=0.5)
     assert [s.kind for s in m.training_data] == ["corpus", "augmented"]
+    history = m.training["history"]
+    assert len(history["avg_val_network_f1"]) == 1 and 0.0 <= history["avg_val_network_f1"][0] <= 1.0
+    assert m.training["best_epoch"] == len(history["loss"])
     assert m.training_data[1].documents == 25
     arch = m.architecture
     assert arch.pretrained_dim == 8 and 0 < arch.trained_words < m.n_words
