@@ -132,7 +132,8 @@ class WeightAverage(keras.callbacks.Callback):
     its scores are added to the history as `avg_val_hybrid_precision` and
     `avg_val_network_f1`. The network has no batch statistics, so the mean
     needs no extra pass over the data. When training stops before `start`,
-    the last weights stay.
+    the weights stay what the earlier callbacks left: the best epoch's, with
+    early stopping after a dev score (it restores them before this runs).
     """
 
     def __init__(self, start: int, scorer: HybridDevScore | None = None) -> None:
@@ -216,7 +217,6 @@ def fit(
     keras.utils.set_random_seed(tcfg.seed)
     compile_network(network, tcfg)
     callbacks: list[keras.callbacks.Callback] = []
-    averaging = tcfg.average_from_epoch is not None
     scorer = HybridDevScore(network, dev, tcfg.select_at_recall, tcfg.batch_size) if dev is not None else None
     if scorer is not None:
         callbacks.append(scorer)
@@ -224,10 +224,11 @@ def fit(
     if scorer is not None:
         callbacks.append(
             keras.callbacks.EarlyStopping(
-                monitor="val_hybrid_precision", mode="max", patience=tcfg.patience,
-                restore_best_weights=not averaging, verbose=0,
+                monitor="val_hybrid_precision", mode="max", patience=tcfg.patience, restore_best_weights=True,
+                verbose=0,
             )
         )
+    # after early stopping, whose end restores the best epoch: the mean, when there is one, replaces it
     average = WeightAverage(tcfg.average_from_epoch, scorer) if tcfg.average_from_epoch is not None else None
     if average is not None:
         callbacks.append(average)
@@ -243,7 +244,7 @@ def fit(
     )
     history = {k: [float(v) for v in vs] for k, vs in hist.history.items()}
     epochs = len(history.get("loss", []))
-    if average is not None:
+    if average is not None and average.count:
         best = epochs  # the weights are the mean up to the last epoch
         history.update({k: [v] for k, v in average.scores.items()})
         if average.scores:
