@@ -87,6 +87,8 @@ class NeverRelease:
     def mask(self, analysis: RuleAnalysis) -> np.ndarray:
         out = np.zeros(len(analysis.tokens), dtype=bool)
         never_ages: dict[int, bool] | None = None
+        # one look at the whole text: a text of ASCII characters holds no word of another script
+        scripts = self.other_scripts and has_other_script(analysis.text)
         for i, f in enumerate(analysis.flags):
             if not analysis.unsafe[i]:
                 continue
@@ -98,7 +100,7 @@ class NeverRelease:
                     never_ages = self._ages_never_released(analysis)
                 out[i] = never_ages.get(_group_of(analysis, i), True)
                 continue
-            if self.other_scripts:
+            if scripts:
                 tok = analysis.tokens[i]
                 if has_other_script(analysis.text[tok.start:tok.end]):
                     out[i] = True

@@ -1,4 +1,4 @@
-"""The network's own dev F1 that each epoch records beside the hybrid score (deid_core/training/loop.py)."""
+"""deid_core/training/loop.py: the network's own dev F1 that each epoch records, and the mean of the weights."""
 
 from __future__ import annotations
 
