@@ -290,6 +290,11 @@ class TrainingConfig(_Strict):
     max_epochs: int = Field(30, ge=1)
     patience: int = Field(4, ge=0)
     learning_rate: float = Field(1e-3, gt=0)
+    #: "constant": Adam at `learning_rate` throughout; "cosine": the rate falls along a half cosine from
+    #: `learning_rate` at the first step to `learning_rate * learning_rate_floor` at the end of
+    #: `max_epochs`, so the last epochs take small steps instead of jumping between minima
+    learning_rate_schedule: Literal["constant", "cosine"] = "constant"
+    learning_rate_floor: float = Field(0.02, ge=0, le=1)
     #: weight of a PHI token in the loss relative to a SAFE one
     phi_class_weight: float = Field(5.0, gt=0)
     #: model selection: the epoch with the best hybrid precision on dev at this recall

@@ -140,7 +140,7 @@ class NetworkDetector:
         self.rules = rules
         self.model = model
         self.combiner = combiner
-        #: deep method only: tokens a policy wants masked whatever the network says
+        #: deep method only: ages (both ways) and what a policy wants masked, whatever the network says
         self.forced = forced
         #: seconds spent on each text of the last `detect`: its rules and combiner
         #: time plus its share, by tokens, of the batched network call
@@ -166,16 +166,25 @@ class NetworkDetector:
             if self.combiner is not None:
                 out.append(self.combiner.combine(analysis, probs))
             else:
-                forced = self.forced.mask(analysis) if self.forced is not None else None
-                out.append(_argmax_masks(analysis, probs, self.model.classes, forced))
+                forced = shown = None
+                if self.forced is not None:
+                    forced, shown = self.forced.mask(analysis), self.forced.shown_ages(analysis)
+                out.append(_argmax_masks(analysis, probs, self.model.classes, forced, shown))
             self.last_seconds[i] += time.perf_counter() - t0
         return out
 
 
 def _argmax_masks(
-    analysis: RuleAnalysis, probs: np.ndarray, classes: Sequence[str], forced: np.ndarray | None = None
+    analysis: RuleAnalysis,
+    probs: np.ndarray,
+    classes: Sequence[str],
+    forced: np.ndarray | None = None,
+    shown: np.ndarray | None = None,
 ) -> list[MaskedToken]:
+    """The deep method: each token's most likely class; `forced` tokens masked, `shown` ones not."""
     best = probs.argmax(axis=1) if len(probs) else np.zeros(0, dtype=np.int64)
+    if shown is not None and shown.any():
+        best = np.where(shown, 0, best)
     if forced is not None and forced.any():
         # a forced token keeps the detector's category (class ids follow `classes`)
         best = best.copy()
@@ -230,7 +239,11 @@ def build_detector(
         # the family the directory holds (BiLSTM, CRF, SVM); Keras only for the BiLSTM
         model = load_model(model_dir or cfg.deep.model_dir, cfg, dictionary_version=rules.artifact.version)
         combiner = None
-        forced = NeverRelease(patterns=force_mask) if force_mask else None
+        # the deep method keeps the engine's age policy: ages over 89 (or unreadable) always masked,
+        # younger ones the AGE detector found always shown; with a rendering policy, its categories
+        # and the never-released word kinds are masked too, as before
+        forced = NeverRelease(age_min=cfg.deep.combiner.never_release_ages_from, patterns=force_mask,
+                              word_kinds=bool(force_mask))
         if method is Method.hybrid:
             t = thresholds or thresholds_for(cfg, model.manifest.thresholds)
             combiner = Combiner(model.classes, t, never_release_from(cfg, force_mask))

@@ -388,6 +388,7 @@ def train_model(
                 "history": fit_result.history,
                 "batch_size": tcfg.batch_size,
                 "learning_rate": tcfg.learning_rate,
+                "learning_rate_schedule": tcfg.learning_rate_schedule,
                 "phi_class_weight": tcfg.phi_class_weight,
                 "word_dropout": tcfg.word_dropout,
                 "seed": tcfg.seed,

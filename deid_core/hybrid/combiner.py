@@ -75,7 +75,11 @@ class NeverRelease:
         age_min: int | None = None,
         patterns: Iterable[str] = (),
         other_scripts: bool = False,
+        word_kinds: bool = True,
     ) -> None:
+        #: False: the word kinds (weekday, month, street, ...) are left to the network (the deep
+        #: method without a rendering policy); ages, `patterns` and other scripts still apply
+        self.word_kinds = word_kinds
         self.exempt_bits = 0
         for kind in ambiguous_use_high:
             self.exempt_bits |= NEVER_RELEASE_KINDS[kind]
@@ -105,11 +109,32 @@ class NeverRelease:
                 if has_other_script(analysis.text[tok.start:tok.end]):
                     out[i] = True
                     continue
-            kinds = f & _ALL_NEVER
+            kinds = f & _ALL_NEVER if self.word_kinds else 0
             if not kinds:
                 continue
             ambiguous = bool(f & _SAFE_WORD) and not (kinds & ~self.exempt_bits)
             out[i] = not ambiguous
+        return out
+
+    def shown_ages(self, analysis: RuleAnalysis) -> np.ndarray:
+        """Tokens of an age the AGE detector found that is under `age_min` (not PHI: "a 45-year-old").
+
+        The deep method shows these whatever the network's most likely class,
+        as the hybrid does through its ``pattern:AGE`` threshold of 0: the
+        network is trained to call them SAFE (`age_phi_min`) but reads a
+        number's value from its characters, and still calls about one in
+        three young ages AGE. Empty without `age_min`, or when a policy
+        masks every age (``pattern:AGE`` among `patterns`).
+        """
+        out = np.zeros(len(analysis.tokens), dtype=bool)
+        if self.age_min is None or AGE_REASON in self.pattern_reasons:
+            return out
+        never_ages: dict[int, bool] | None = None
+        for i, reason in enumerate(analysis.reasons):
+            if reason == AGE_REASON and analysis.unsafe[i]:
+                if never_ages is None:
+                    never_ages = self._ages_never_released(analysis)
+                out[i] = not never_ages.get(_group_of(analysis, i), True)
         return out
 
     def _ages_never_released(self, analysis: RuleAnalysis) -> dict[int, bool]:

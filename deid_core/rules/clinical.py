@@ -271,14 +271,16 @@ _REFERENCE_RANGE = re.compile(rf"\(\s*(?P<value>\d+[.,]\d+\s?[-–]\s?\d+[.,]\d+
 _STEADY = r"(?:stable|steady|mostly|mainly|consistently|generally|still|persistently|usually)"
 #: what may stand between an analyte and its value ("Na 118", "Na: 118", "Na was 118", "Na of 118")
 _LINK = (r"(?:\+{1,2}(?=\s|[:=~@-]|\d))?(?:\s*[:=~@-]+\s*|\s+(?:" + _STEADY + r"\s+)?(?:was|is|of|at|to|from|peaked at|rose to|fell to|dropped to|increased to"
-         r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn|in the|high|low"
+         r"|decreased to|now|down to|up to|down from|up from|came back at|came back|returned at|between|btwn"
+         # "in the 90s", "sats in the mid 90s", "HR in the low-100s", "in the upper 80s"
+         r"|in the(?:\s+(?:low|mid|high|upper|lower))?|high|low"
          # "visual acuity fell from 20/40", "INR improved from 4.1"
          r"|(?:fell|rose|dropped|improved|worsened|increased|decreased|went)\s+(?:from|to)"
          # "BP has been in the 90s", "K remained 3.2", "HR running 110-120", "sats ranging 88-92%"
          # "BP has been stable in the 120s", "rr cont in the 30s"
          r"|(?:(?:has|have|had)\s+been|remain(?:s|ed)?|stay(?:s|ed)?|maintained|running|ranging|ranged|cont|continu(?:es|ed|ing))"
          r"(?:\s+" + _STEADY + r")?(?:\s+(?:at|in the|between))?)"
-         r"\s+|\s+|(?=\s?[<>≤≥]))")
+         r"(?:\s+|-(?=\d))|\s+|(?=\s?[<>≤≥]))")
 #: one part of a vital-sign series: "60s", "60's", "7.47", ".25", a range of them ("50-60s", "120s-140s");
 #: "teens" ("RR in the teens")
 _SERIES_NUMBER = rf"(?:\d+0'?s|teens|{_NUMBER}|\.\d+)"

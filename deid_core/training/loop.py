@@ -199,9 +199,23 @@ class _EpochLog(keras.callbacks.Callback):
         self.printer(f"epoch {epoch + 1}: {parts} ({time.perf_counter() - self.t0:.0f}s)")
 
 
-def compile_network(network: Network, tcfg: TrainingConfig) -> None:
+def learning_rate(tcfg: TrainingConfig, total_steps: int | None = None) -> float | keras.optimizers.schedules.LearningRateSchedule:
+    """The optimizer's rate: a constant, or a cosine decay over ``total_steps`` (all epochs' steps).
+
+    Why a decay: with a constant rate the dev scores of successive epochs jump by several points
+    (hybrid precision 0.57-0.65 between epochs 6 and 10 of one run), so which epoch is kept is
+    partly luck; a rate that falls towards the end lets training settle.
+    """
+    if tcfg.learning_rate_schedule == "constant" or not total_steps:
+        return tcfg.learning_rate
+    return keras.optimizers.schedules.CosineDecay(
+        tcfg.learning_rate, decay_steps=total_steps, alpha=tcfg.learning_rate_floor
+    )
+
+
+def compile_network(network: Network, tcfg: TrainingConfig, total_steps: int | None = None) -> None:
     loss = None if network.crf is not None else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
-    network.tagger.compile(optimizer=keras.optimizers.Adam(tcfg.learning_rate), loss=loss)
+    network.tagger.compile(optimizer=keras.optimizers.Adam(learning_rate(tcfg, total_steps)), loss=loss)
 
 
 def fit(
@@ -215,7 +229,9 @@ def fit(
     printer: Callable[[str], None] = print,
 ) -> FitResult:
     keras.utils.set_random_seed(tcfg.seed)
-    compile_network(network, tcfg)
+    planned_epochs = max_epochs or tcfg.max_epochs
+    # a cosine schedule spans every planned step; early stopping may end before its floor
+    compile_network(network, tcfg, total_steps=steps_per_epoch * planned_epochs)
     callbacks: list[keras.callbacks.Callback] = []
     scorer = HybridDevScore(network, dev, tcfg.select_at_recall, tcfg.batch_size) if dev is not None else None
     if scorer is not None:
@@ -235,7 +251,7 @@ def fit(
     t0 = time.perf_counter()
     hist = network.tagger.fit(
         train_ds,
-        epochs=max_epochs or tcfg.max_epochs,
+        epochs=planned_epochs,
         steps_per_epoch=steps_per_epoch,
         validation_data=dev.keras_data if dev is not None else None,
         validation_batch_size=tcfg.batch_size,

@@ -397,6 +397,9 @@ def test_more_ways_to_give_an_analyte_its_value(evidence: ClinicalEvidence, text
     ("SBP in the 150s to 190s", "150s"), ("HR in the 100s overnight", "100s"), ("RR in the 20s", "20s"),
     ("Glucose in the 200's", "200"), ("BP has been in the 90s", "90s"), ("BP stable in the 90s", "90s"),
     ("HR mostly in the 100s", "100s"), ("sbp still in the 150s", "150s"),
+    # a position within the decade ("mid", "upper"; hyphenated or not)
+    ("SATs in the mid 90s today", "90s"), ("sats in the mid-90s", "90s"), ("HR in the upper 80s", "80s"),
+    ("HR in the low-100s", "100s"),
 ])
 def test_a_decade_after_a_measurement_is_its_value_not_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
     # "in the 100s" after a vital sign is its range: shown, not read as an age over 89 and replaced
@@ -408,6 +411,7 @@ def test_a_decade_after_a_measurement_is_its_value_not_an_age(rules: RuleDeident
     ("A woman in her 90s fell", "90s"), ("Pt in the 90s, lives alone", "90s"), ("HR stable. He is in his 100s", "100s"),
     ("a patient in the nineties", "nineties"), ("She has been in the 90s", "90s"),
     ("Pt stable in the 90s", "90s"), ("He is mostly in the 90s", "90s"),
+    ("a woman in her mid 90s", "90s"), ("Pt in the mid 90s", "90s"), ("she is in the mid-90s", "90s"),
 ])
 def test_a_decade_without_its_measurement_stays_an_age(rules: RuleDeidentifier, text: str, value: str) -> None:
     # a person's decade, "Pt" (prothrombin time, or the patient), or no measurement linked before it

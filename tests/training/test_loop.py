@@ -71,3 +71,38 @@ def test_weight_average_leaves_the_weights_when_training_stops_before_its_start(
     assert avg.count == 0 and avg.mean is None
     for got, want in zip(model.get_weights(), last, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_learning_rate_is_constant_unless_a_cosine_schedule_is_configured() -> None:
+    from deid_core.config import load_config
+    from deid_core.training.loop import learning_rate
+
+    tcfg = load_config().deep.training.model_copy(update={"learning_rate": 0.01})
+    assert tcfg.learning_rate_schedule == "constant"
+    assert learning_rate(tcfg, 100) == 0.01
+    cosine = tcfg.model_copy(update={"learning_rate_schedule": "cosine", "learning_rate_floor": 0.1})
+    # without a step count (a caller that does not know the epochs) the rate stays constant
+    assert learning_rate(cosine, None) == 0.01
+    schedule = learning_rate(cosine, 100)
+    rates = [float(schedule(step)) for step in (0, 50, 100, 150)]
+    assert rates[0] == pytest.approx(0.01)
+    assert rates[1] == pytest.approx(0.01 * (0.1 + 0.9 * 0.5))  # half way down the half cosine
+    assert rates[2] == pytest.approx(0.001) and rates[3] == pytest.approx(0.001)  # the floor, then held
+
+
+def test_fit_with_a_cosine_schedule_ends_at_the_floor() -> None:
+    """The schedule spans all epochs' steps: the optimizer's rate after the last step is the floor."""
+    import keras
+
+    from deid_core.config import load_config
+    from deid_core.training.loop import learning_rate
+
+    tcfg = load_config().deep.training.model_copy(
+        update={"learning_rate": 0.05, "learning_rate_schedule": "cosine", "learning_rate_floor": 0.2})
+    model = _tiny_model()
+    steps = 4 * 3  # 32 rows in batches of 8, three epochs
+    model.compile(optimizer=keras.optimizers.SGD(learning_rate(tcfg, steps)), loss="mse")
+    rng = np.random.default_rng(2)
+    model.fit(rng.normal(size=(32, 3)), rng.normal(size=(32, 2)), epochs=3, batch_size=8, verbose=0)
+    assert int(model.optimizer.iterations) == steps
+    assert float(model.optimizer.learning_rate) == pytest.approx(0.05 * 0.2)

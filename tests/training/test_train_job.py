@@ -101,7 +101,9 @@ def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  
                         "pretrained_vectors": str(tmp_path / "vectors.txt"), "pretrained_extra_words": 10,
                         "surrogate_copies": 1, "vaers_docs": 0, "tuning_standoff": [],
                         # the weights kept are the mean of both epochs': frozen vectors must come through unchanged
-                        "average_from_epoch": 1}
+                        "average_from_epoch": 1,
+                        # and the rate falls along a cosine over both epochs' steps
+                        "learning_rate_schedule": "cosine"}
             ),
         }
     )
@@ -113,6 +115,7 @@ def test_pretrained_vectors_and_surrogate_copies(cfg, tmp_path: Path) -> None:  
     history = m.training["history"]
     assert len(history["avg_val_network_f1"]) == 1 and 0.0 <= history["avg_val_network_f1"][0] <= 1.0
     assert m.training["best_epoch"] == len(history["loss"])
+    assert m.training["learning_rate_schedule"] == "cosine"
     assert m.training_data[1].documents == 25
     arch = m.architecture
     assert arch.pretrained_dim == 8 and 0 < arch.trained_words < m.n_words
