@@ -135,13 +135,14 @@ class NetworkDetector:
         rules: RuleDeidentifier,
         model: TokenModel,
         combiner: Combiner | None,
-        forced: NeverRelease | None = None,
+        deep_policy: NeverRelease | None = None,
     ) -> None:
         self.rules = rules
         self.model = model
         self.combiner = combiner
-        #: deep method only: ages (both ways) and what a policy wants masked, whatever the network says
-        self.forced = forced
+        #: deep method only: ages (masked at 90 and over, shown under) and what a policy wants
+        #: masked, whatever the network's most likely class
+        self.deep_policy = deep_policy
         #: seconds spent on each text of the last `detect`: its rules and combiner
         #: time plus its share, by tokens, of the batched network call
         self.last_seconds: list[float] = []
@@ -167,8 +168,8 @@ class NetworkDetector:
                 out.append(self.combiner.combine(analysis, probs))
             else:
                 forced = shown = None
-                if self.forced is not None:
-                    forced, shown = self.forced.mask(analysis), self.forced.shown_ages(analysis)
+                if self.deep_policy is not None:
+                    forced, shown = self.deep_policy.decide(analysis)
                 out.append(_argmax_masks(analysis, probs, self.model.classes, forced, shown))
             self.last_seconds[i] += time.perf_counter() - t0
         return out
@@ -242,10 +243,10 @@ def build_detector(
         # the deep method keeps the engine's age policy: ages over 89 (or unreadable) always masked,
         # younger ones the AGE detector found always shown; with a rendering policy, its categories
         # and the never-released word kinds are masked too, as before
-        forced = NeverRelease(age_min=cfg.deep.combiner.never_release_ages_from, patterns=force_mask,
-                              word_kinds=bool(force_mask))
+        deep_policy = NeverRelease(age_min=cfg.deep.combiner.never_release_ages_from, patterns=force_mask,
+                                   word_kinds=bool(force_mask))
         if method is Method.hybrid:
             t = thresholds or thresholds_for(cfg, model.manifest.thresholds)
             combiner = Combiner(model.classes, t, never_release_from(cfg, force_mask))
-        return FailClosed(NetworkDetector(rules, model, combiner, forced))
+        return FailClosed(NetworkDetector(rules, model, combiner, deep_policy))
     raise ValueError(f"unknown method {method}")

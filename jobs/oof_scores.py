@@ -53,6 +53,11 @@ def say(msg: str) -> None:
 #: training settings that do not change a fold model: where it runs, and how thresholds are tuned after it
 _NOT_SETUP = frozenset({"workdir", "shared_data", "spark_conf", "tuning_oof", "tuning_standoff",
                         "threshold_prior_strength", "threshold_target_recall"})
+#: training options added after fold models existed, with the value that trains as before they existed:
+#: at that value they stay out of the key, so adding an option does not orphan the folds already made
+#: (the committed folds predate all three; with them in the key `make train` would have trained the
+#: folds again for nothing). The floor only acts under the cosine schedule.
+_ADDED_OFF: dict[str, object] = {"average_from_epoch": None, "learning_rate_schedule": "constant"}
 
 
 def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | None, family: str = "bilstm") -> str:
@@ -72,6 +77,11 @@ def _setup_key(cfg: DeidConfig, folds: int, fold_key: str, max_epochs: int | Non
 
     training = {k: portable(getattr(d.training, k)) for k in type(d.training).model_fields
                 if k not in _NOT_SETUP}
+    for k, off in _ADDED_OFF.items():
+        if training.get(k) == off:
+            training.pop(k)
+    if "learning_rate_schedule" not in training:
+        training.pop("learning_rate_floor", None)
     arch = d.architecture.model_dump(mode="json")
     if not arch.get("rule_categories"):  # a switch added later: off, it keeps the keys of folds made before it
         arch.pop("rule_categories", None)

@@ -55,16 +55,28 @@ def test_the_deep_method_shows_young_ages_and_masks_old_ones_whatever_the_networ
 def test_a_policy_that_masks_every_age_and_the_word_kinds_keeps_them(rules) -> None:  # type: ignore[no-untyped-def]
     policy = NeverRelease(age_min=90, patterns=["AGE"], word_kinds=True)
     assert _masked(rules, "SAFE", TEXT, policy) == {"93", "45", "Monday"}
-    assert not NeverRelease(age_min=90, patterns=["AGE"]).shown_ages(rules.analyse(TEXT)).any()
+    assert not NeverRelease(age_min=90, patterns=["AGE"]).decide(rules.analyse(TEXT))[1].any()
     # without a limit no age is known to be young: none is shown
-    assert not NeverRelease().shown_ages(rules.analyse(TEXT)).any()
+    assert not NeverRelease().decide(rules.analyse(TEXT))[1].any()
+
+
+def test_the_deep_methods_masked_tokens_are_the_hybrids_never_released_ones(rules) -> None:  # type: ignore[no-untyped-def]
+    a = rules.analyse(TEXT)
+    for never in (NeverRelease(age_min=90), NeverRelease(age_min=90, word_kinds=False), NeverRelease()):
+        masked, shown = never.decide(a)
+        assert (masked == never.mask(a)).all()
+        assert not (masked & shown).any()
+    masked, shown = NeverRelease(age_min=90).decide(a)
+    words = [TEXT[t.start:t.end] for t in a.tokens]
+    assert [w for w, m in zip(words, masked) if m] == ["93", "Monday"]
+    assert [w for w, s in zip(words, shown) if s] == ["45"]
 
 
 def test_build_detector_gives_the_deep_method_the_configured_age_limit(cfg, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from deid_core.detectors import Method, build_detector
 
     det = build_detector(Method.deep, cfg).inner
-    assert det.forced is not None and det.forced.age_min == cfg.deep.combiner.never_release_ages_from
-    assert det.forced.word_kinds is False
+    assert det.deep_policy is not None and det.deep_policy.age_min == cfg.deep.combiner.never_release_ages_from
+    assert det.deep_policy.word_kinds is False
     with_policy = build_detector(Method.deep, cfg, force_mask=["AGE"]).inner
-    assert with_policy.forced.word_kinds is True and "pattern:AGE" in with_policy.forced.pattern_reasons
+    assert with_policy.deep_policy.word_kinds is True and "pattern:AGE" in with_policy.deep_policy.pattern_reasons

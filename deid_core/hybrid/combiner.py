@@ -89,7 +89,26 @@ class NeverRelease:
         self.other_scripts = other_scripts
 
     def mask(self, analysis: RuleAnalysis) -> np.ndarray:
+        """Rule-masked tokens that keep an infinite threshold (the hybrid's view)."""
+        return self._decide(analysis, want_shown=False)[0]
+
+    def decide(self, analysis: RuleAnalysis) -> tuple[np.ndarray, np.ndarray]:
+        """The deep method's view: (tokens always masked, ages always shown), ages read once.
+
+        The second mask holds the tokens of an age the AGE detector found that
+        is under `age_min` (not PHI: "a 45-year-old"). The deep method shows
+        these whatever the network's most likely class, as the hybrid does
+        through its ``pattern:AGE`` threshold of 0: the network is trained to
+        call them SAFE (`age_phi_min`) but reads a number's value from its
+        characters: the committed one still calls 14 of the 141 such ages of
+        PhysioNet train and dev PHI. It is empty without `age_min`, or when a
+        policy masks every age (``pattern:AGE`` among `patterns`).
+        """
+        return self._decide(analysis, want_shown=True)
+
+    def _decide(self, analysis: RuleAnalysis, want_shown: bool) -> tuple[np.ndarray, np.ndarray]:
         out = np.zeros(len(analysis.tokens), dtype=bool)
+        shown = np.zeros(len(analysis.tokens), dtype=bool)
         never_ages: dict[int, bool] | None = None
         # one look at the whole text: a text of ASCII characters holds no word of another script
         scripts = self.other_scripts and has_other_script(analysis.text)
@@ -102,7 +121,9 @@ class NeverRelease:
             if analysis.reasons[i] == AGE_REASON:
                 if never_ages is None:
                     never_ages = self._ages_never_released(analysis)
-                out[i] = never_ages.get(_group_of(analysis, i), True)
+                never = never_ages.get(_group_of(analysis, i), True)
+                out[i] = never
+                shown[i] = want_shown and not never
                 continue
             if scripts:
                 tok = analysis.tokens[i]
@@ -114,29 +135,7 @@ class NeverRelease:
                 continue
             ambiguous = bool(f & _SAFE_WORD) and not (kinds & ~self.exempt_bits)
             out[i] = not ambiguous
-        return out
-
-    def shown_ages(self, analysis: RuleAnalysis) -> np.ndarray:
-        """Tokens of an age the AGE detector found that is under `age_min` (not PHI: "a 45-year-old").
-
-        The deep method shows these whatever the network's most likely class,
-        as the hybrid does through its ``pattern:AGE`` threshold of 0: the
-        network is trained to call them SAFE (`age_phi_min`) but reads a
-        number's value from its characters: the committed one still calls 14
-        of the 141 such ages of PhysioNet train and dev PHI. Empty without
-        `age_min`, or when a policy masks every age (``pattern:AGE`` among
-        `patterns`).
-        """
-        out = np.zeros(len(analysis.tokens), dtype=bool)
-        if self.age_min is None or AGE_REASON in self.pattern_reasons:
-            return out
-        never_ages: dict[int, bool] | None = None
-        for i, reason in enumerate(analysis.reasons):
-            if reason == AGE_REASON and analysis.unsafe[i]:
-                if never_ages is None:
-                    never_ages = self._ages_never_released(analysis)
-                out[i] = not never_ages.get(_group_of(analysis, i), True)
-        return out
+        return out, shown
 
     def _ages_never_released(self, analysis: RuleAnalysis) -> dict[int, bool]:
         """Per age match (its group id; -(i + 1) for a lone token): is it never released?"""

@@ -75,6 +75,15 @@ def test_fold_models_score_only_what_they_did_not_see(cfg, tmp_path: Path) -> No
     categories = small.model_copy(update={"deep": small.deep.model_copy(update={
         "architecture": small.deep.architecture.model_copy(update=flipped)})})
     assert _setup_key(categories, 2, r"^[^#]+", 1) != index["setup"]  # other inputs, other fold networks
+    # options added after folds existed keep the key at their off value and change it when on
+    def training(**update):  # type: ignore[no-untyped-def]
+        return small.model_copy(update={"deep": small.deep.model_copy(update={
+            "training": small.deep.training.model_copy(update=update)})})
+
+    assert small.deep.training.learning_rate_schedule == "constant" and small.deep.training.average_from_epoch is None
+    assert _setup_key(training(learning_rate_floor=0.5), 2, r"^[^#]+", 1) == index["setup"]  # no effect when constant
+    assert _setup_key(training(learning_rate_schedule="cosine"), 2, r"^[^#]+", 1) != index["setup"]
+    assert _setup_key(training(average_from_epoch=2), 2, r"^[^#]+", 1) != index["setup"]
     # a rerun with the same setup reuses the scores instead of training again
     mtime = (out / "fold-0.npz").stat().st_mtime_ns
     again = out_of_fold_scores(small, out, folds=2, fold_key=r"^[^#]+", max_epochs=1)

@@ -378,6 +378,15 @@ CLINICAL = [
     "RALES 1/3 UP BILAT.", "crackles 1/2 way up", "TF restarted at 1/2 rate.", "+3/6 SEM at apex",
     "PERRLA 3/3 brisk", "CP 5/10 relieved by ntg", "gram neg rods in 2/4 bl cx", "excellent 5/5 ABG",
     "formula changed to 3/4 str Nepro",
+    # a part of something, a mixed number, a part of a dose or solution, every half hour, crackles up
+    # with words between (PhysioNet train and dev)
+    "Treated with 1/2 of D50.", "UPPER 1/3 OF RIGHT LUNG FIELD", "for 1 1/2 hrs then", "GIVE 1/2 NPH THIS AM",
+    "SOAKED IN 1/4 ST BETADINE", "suctioning q 1/2-1 hrs.", "cxs at bases up 1/3-1/2. sat", "rales up 1/4 on R",
+    "usual amt 1/2 gallon vodka/day", "1/5 liters",
+    # a pressure pair after a verb of settings, with the ventilator named in the sentence
+    "RESP: trialed on 5/5, tolerated well", "Abg acceptable on 5/5. Waiting", "Vent  changed over to 5/5. Pt",
+    "PSV increased to 10/5 overnight", "switched to PSV. Tolerated 18/5 with ABG's", "plan to change to 5/5 and extubate",
+    "SETTINGS-SIMV/PS, 500X10, 40%, & 5/8.",
     # ventilator settings after their mode, an oxygen fraction or a volume times a rate
     "RESP CONTINUES ON MASK VENTILATION 5/5 ..40%", "SIMV/PS 500 X 14, 50% 5/5. NO CHANGES",
     "STARTED ON IMV 650X8 60% 15/10. PATIENT", "pt tried on nasal bipap, 10/5, unable to tolerate",
@@ -396,6 +405,10 @@ def test_clinical_values_are_not_matched(text: str) -> None:
 @pytest.mark.parametrize(("text", "date"), [
     ("seen 12/5/40 by", "12/5/40"), ("settings changed 12/5/2014", "12/5/2014"), ("admitted 3/4/19", "3/4/19"),
     ("cath on 8/14 upstairs", "8/14"), ("seen 3/4 by cardiology", "3/4"),
+    # an event's date in a ventilator's sentence, a follow-up, a date range of proper fractions
+    ("Pt extubated on 5/5 without problem.", "5/5"), ("Trach placed on 5/5.", "5/5"),
+    ("Pt remained on vent since 5/5.", "5/5"), ("follow up 1/2 with PCP", "1/2"), ("admitted 1/2 and", "1/2"),
+    ("ED VISIT 7/16/06 ST. PAUL'S", "7/16/06"),
 ])
 def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: str) -> None:
     assert (date, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]
@@ -573,9 +586,16 @@ def test_a_decade_after_the_is_an_age_a_measurement_may_claim() -> None:
     # "in her 80s" is always an age; "in the 100s" is one unless a measurement precedes it
     # (RuleDeidentifier decides); "in the 150s" is no one's age
     assert [m.detector for m in find_ages("A woman in her 80s fell")] == ["age_decade"]
-    assert [m.detector for m in find_ages("HR in the 100s")] == [AGE_DECADE_MEASURE]
+    assert [m.detector for m in find_ages("in the 100s")] == [AGE_DECADE_MEASURE]
     assert [m.detector for m in find_ages("in the nineties")] == [AGE_DECADE_MEASURE]
     assert find_ages("SBP in the 150s to 190s") == []
+    # no age at all: a vital sign named earlier in the clause, or the pressure named after the decade
+    for text in ("HR in the 100s", "HR has been in the 90's-110 with apcs", "bp labile this am in the 90's sys range",
+                 "cv: bp at 11pm in the 90's systolic", "pco2 range in the 90's"):
+        assert find_ages(text) == [], text
+    # ... but not across a sentence, nor for a person's decade
+    assert [m.detector for m in find_ages("HR 80. Mother in the 90s")] == [AGE_DECADE_MEASURE]
+    assert [m.detector for m in find_ages("HR 80, a woman in her 90's")] == ["age_decade"]
 
 
 def test_a_lab_trend_of_dates_and_values_is_no_phone_number() -> None:

@@ -86,6 +86,17 @@ _AGE_DECADE_RE = re.compile(
 )
 #: the detector name of a decade after "in the"/"in its": an age unless a measurement is named before it
 AGE_DECADE_MEASURE = "age_decade_measure"
+#: ... and no age at all when what follows it says which pressure it is ("bp at 11pm in the 90's
+#: systolic", "in the 90's sys range"), or when a vital sign or blood gas is named earlier in its clause
+#: with words between ("HR has been in the 90's-110", "HR initially in the 80's", "pco2 range in the
+#: 70's", "AFIB in the 80's": PhysioNet train and dev), where the clinical rules' link
+#: ("SATs in the mid 90s") does not reach
+_DECADE_MEASURE_AFTER_RE = re.compile(r"(?i)[ \t]*(?:systolic|sys|sbp|diastolic|dias|dbp|map|mmhg|bpm)\b")
+_DECADE_MEASURE_BEFORE_RE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:hr|heart[ \t]+rate|b/?p|n?sbp|dbp|map|rr|resp(?:iratory)?[ \t]+rate|rate|sats?|spo2|"
+    r"o2[ \t]+sats?|pa?[o0]2|pa?c[o0]2|afib|a-?fib|temp|glucose|fsbs?|cvp|pad|pap|svr|tachy\w*|brady\w*)"
+    r"(?![^\W\d_])[^.;\n]{0,40}$"
+)
 #: the detector name of a number between commas after a capitalised word ("Jordan Whitlock, 27,"): the
 #: only age read from its place alone, with no age word; as often a house number ("Piazza Irma, 58,")
 AGE_AFTER_NAME = "age_after_name"
@@ -202,6 +213,9 @@ def find_ages(text: str) -> list[PatternMatch]:
         for m in _AGE_DECADE_RE.finditer(text):
             if m.group("det").lower() in ("his", "her", "their"):
                 out.append(PatternMatch(m.start("num"), m.end("num"), "AGE", "age_decade"))
+            elif (_followed_by(text, m.end(), _DECADE_MEASURE_AFTER_RE)
+                  or _preceded_by(text, m.start(), _DECADE_MEASURE_BEFORE_RE, 60)):
+                continue
             elif (_age_value(m.group("num")) or 0) <= 125:  # "twenties", "nineties": no value, kept
                 # "in the 80s" is as often a vital sign's range ("SBP in the 150s", "HR in the
                 # 100s") as an age: AGE_DECADE_MEASURE lets a measurement named before it win

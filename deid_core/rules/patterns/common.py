@@ -40,7 +40,7 @@ class PatternMatch:
 _UNIT_WORDS = (
     r"mg|mcg|µg|μg|ug|ng|pg|gms?|grams?|g|kg|lbs?|oz|"
     r"mls?|dl|cl|l|ccs?|iu|u|units?|meq|mmol|µmol|umol|nmol|pmol|mol|mosm|"
-    r"mmhg|mm3?|cm|km|ft|mcl|µl|ul|fl|"
+    r"mmhg|mm3?|cm|km|ft|mcl|µl|ul|fl|liters?|litres?|gallons?|pints?|quarts?|cups?|inch(?:es)?|"
     r"hrs?|hours?|h|mins?|minutes?|secs?|seconds?|days?|d|wks?|weeks?|mos|months?|"
     r"tabs?|tablets?|caps?|capsules?|pills?|puffs?|drops?|gtts?|doses?|times|sprays?|vials?|"
     r"amps?|ampoules?|sachets?|patch(?:es)?|injections?|infusions?|cycles?|courses?|"

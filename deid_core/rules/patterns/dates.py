@@ -163,7 +163,8 @@ _VALUE_BEFORE_RE = re.compile(
     r"rales|crackles|cxs|perrla?|d5w?|cp|c/o)|(?<![^\W\d_])[x×]|[*=]|"
     # the settings before a pressure pair: an oxygen fraction ("SIMV/PS 500 X 14, 50% 5/5") or a volume
     # times a rate ("IMV 800x60x10 5/5")
-    r"\d\s?%|\d\s?[x×]\s?\d+)\s*[:=,]?\s*(?:of\s+)?$",
+    # ("SETTINGS-SIMV/PS, 500X10, 40%, & 5/8")
+    r"\d\s?%|\d\s?[x×]\s?\d+)\s*[:=,]?\s*(?:(?:&|and)\s*)?(?:of\s+)?$",
     re.IGNORECASE,
 )
 _VALUE_AFTER_RE = re.compile(
@@ -383,6 +384,70 @@ def _uk_duration(text: str, m: re.Match[str], denominator: int) -> bool:
     return denominator == 52 and bool(_preceded_by(text, m.start(), _UK_WEEKS_BEFORE_RE, 12))
 
 
+#: A proper fraction of a small denominator ("1/2", "2/3", "3/4", "1/8") is how a nursing note writes a
+#: part of something; as a date it is the first days of a month. It is read as a part only where the
+#: words around it say so (PhysioNet train and dev: "upper 1/3 of right lung field", "q 1/2-1 hrs",
+#: "rales up 1/4", "cxs at bases up 1/3-1/2"):
+#: ... a part of something, or of a solution's strength: "1/2 of D50", "3/4 of the time", "1/4 st
+#: betadine" (not after a date's two-digit year: "7/16/06 St. Paul's")
+_OF_AFTER_RE = re.compile(r"[ \t]*(?i:of|st)\b")
+#: ... a mixed number: "1 1/2 hours", "2 1/2 tabs"
+_MIXED_NUMBER_BEFORE_RE = re.compile(r"(?<![\w.,/:-])\d[ \t]$")
+#: ... a part of a dose or a solution, or every half hour: "give 1/2 NPH", "treated with 1/2 amp",
+#: "soaked in 1/4 strength", "q 1/2-1 hrs"
+_PART_BEFORE_RE = re.compile(
+    r"(?i)(?:\b(?:give|gave|given|giving|take|took|taking|treated[ \t]+with|soaked[ \t]+in|diluted[ \t]+(?:to|in))"
+    r"|(?<![^\W\d_])q)[ \t]*$"
+)
+#: ... how far up the lungs crackles reach, with words between: "cxs at bases up 1/3-1/2", "rales up 1/4"
+_LUNG_SOUND_UP_BEFORE_RE = re.compile(
+    r"(?i)\b(?:rales|crackles|crackels|cxs|crx|rhonchi)\b[^.;\n]{0,25}?\bup[ \t]+(?:\d/[2-4][ \t]?-[ \t]?)?$"
+)
+
+
+def _part_of_something(text: str, m: re.Match[str], a: int, b: int) -> bool:
+    """Is this slashed pair a proper fraction its context reads as a part (see the notes above)?"""
+    if not 1 <= a < b <= 8:
+        return False
+    return (_followed_by(text, m.end(), _OF_AFTER_RE) or bool(_preceded_by(text, m.start(), _MIXED_NUMBER_BEFORE_RE, 4))
+            or bool(_preceded_by(text, m.start(), _PART_BEFORE_RE, 20))
+            or bool(_preceded_by(text, m.start(), _LUNG_SOUND_UP_BEFORE_RE, 50)))
+
+
+#: A ventilator's pressure pair (pressure support over PEEP: "5/5", "10/5", "18/5", "13/10") after a
+#: verb that puts a patient on a setting ("trialed on", "remained on", "changed over to", "increased
+#: to", "extubated from", "tolerated"), in a sentence that names the ventilator or its mode (PhysioNet
+#: train and dev: "RESP: trialed on 5/5", "Abg acceptable on 5/5", "Vent changed over to 5/5", "PSV
+#: increased to 10/5", "switched to PSV. Tolerated 18/5 with ABG's"). The verbs of a date's event
+#: ("extubated on 5/5", "trach placed on 5/5", "on vent since 5/5") are not among them.
+_SETTING_VERB_BEFORE_RE = re.compile(
+    r"(?i)\b(?:(?:tri(?:al)?ed|trial(?:ing)?|remain(?:ed|s|ing)?|stay(?:ed|s|ing)?|kept|left|weaning|acceptable|"
+    r"tolerat(?:ed|es|ing)(?:[ \t]+well)?)[ \t]+on|"
+    r"(?:chang(?:e|ed|ing)(?:[ \t]+over)?|increas(?:e|ed|ing)|decreas(?:e|ed|ing)|return(?:ed)?|back|switch(?:ed)?)[ \t]+to|"
+    r"extubated[ \t]+from|trial|tolerat(?:ed|es|ing))[ \t]+$"
+)
+_VENTILATOR_WORD_RE = re.compile(
+    r"(?i)(?<![^\W\d_])(?:vent(?:ilator|ilated|ilation)?|c-?pap|bi-?pap|psv?|ips|peep|simv|imv|pressure[ \t]+support|"
+    r"trach(?:eostomy)?|extubat\w*|wean\w*|abg['’]?s?|fio2|sbt|rsbi|resp)(?![^\W\d_])"
+)
+_CLAUSE_END = ".;\n"
+
+
+def _ventilator_setting(text: str, m: re.Match[str], a: int, b: int) -> bool:
+    """Is this slashed pair a pressure-support/PEEP setting (see the notes above)?"""
+    if not (b <= 25 and b <= a <= 40) or not _preceded_by(text, m.start(), _SETTING_VERB_BEFORE_RE, 40):
+        return False
+    lo = max(0, m.start() - 80)
+    hi = min(len(text), m.end() + 80)
+    before = text[lo:m.start()]
+    cut = max(before.rfind(c) for c in _CLAUSE_END)
+    start = lo + cut + 1 if cut >= 0 else lo
+    after = text[m.end():hi]
+    ends = [i for i in (after.find(c) for c in _CLAUSE_END) if i >= 0]
+    end = m.end() + min(ends) if ends else hi
+    return _VENTILATOR_WORD_RE.search(text, start, end) is not None
+
+
 def _month_day_dates(text: str) -> Iterator[PatternMatch]:
     """Month/day and month/two-digit year, unless the context marks a value (see the regex notes)."""
     for m in _DATE_MONTH_SHORT_YEAR_RE.finditer(text):
@@ -395,6 +460,8 @@ def _month_day_dates(text: str) -> Iterator[PatternMatch]:
         if not _day_month_ok(a, b) or (a, b) == (24, 7):  # "24/7" means around the clock
             continue
         if _in_value_context(text, m.start(), m.end()):
+            continue
+        if _part_of_something(text, m, a, b) or _ventilator_setting(text, m, a, b):
             continue
         if b in (7, 12) and _uk_duration(text, m, b):
             continue
