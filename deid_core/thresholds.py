@@ -25,6 +25,12 @@ PATTERN_FAMILIES: tuple[str, ...] = ("pattern:DATE", "pattern:AGE", "pattern:PHO
 #: document ("unknown:lower_case"; `deid_core.rules.case_profile`): rarely a name, so it gets its own threshold
 LOWER_CASE_FAMILY = "lower_case"
 LOWER_CASE_SUFFIX = ":" + LOWER_CASE_FAMILY
+#: the family of a short word in capitals in a mixed-case document that a name or place list holds and a safe
+#: list too ("ED", "MI", "OSH", "GERD", "SAE"; reason "unsafe_list:upper_case", `deid_core.rules.case_profile`):
+#: where capitals mark names by their first letter only, a word written all in capitals is an abbreviation
+#: far more often than a name (a European report's surname in capitals, "SMITH Carl", the exception)
+UPPER_CASE_FAMILY = "upper_case"
+UPPER_CASE_SUFFIX = ":" + UPPER_CASE_FAMILY
 #: the family of an unknown word one typing slip from a safe dictionary word ("PENUMONIA", "udated";
 #: reason "unknown:near_word", `deid_core.rules.spelling`): a misspelling far more often than a name
 NEAR_WORD_FAMILY = "near_word"
@@ -47,6 +53,7 @@ LOWER_CASE_SAFE_FAMILIES: dict[str, str] = {"medical": MEDICAL_LOWER_CASE_FAMILY
 #: a masked reason's mark -> the family it takes ("unknown:lower_case" -> "lower_case")
 MASKED_MARK_FAMILIES: dict[str, str] = {
     LOWER_CASE_SUFFIX: LOWER_CASE_FAMILY, NEAR_WORD_SUFFIX: NEAR_WORD_FAMILY, DOTTED_PAIR_SUFFIX: DOTTED_PAIR_FAMILY,
+    UPPER_CASE_SUFFIX: UPPER_CASE_FAMILY,
 }
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
                                    *PATTERN_FAMILIES, *MASKED_MARK_FAMILIES.values())
@@ -57,7 +64,7 @@ SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:
     """The family a token's threshold is looked up by ("digit", "pattern:DATE", "pattern" for "pattern:EMAIL",
-    "lower_case" for "unknown:lower_case", "near_word" for "unknown:near_word", "dotted_pair" for
+    "lower_case" for "unknown:lower_case", "upper_case" for "unsafe_list:upper_case", "near_word" for "unknown:near_word", "dotted_pair" for
     "single_letter:dotted_pair", "medical_lower_case" for the safe "medical:lower_case",
     "drug_lower_case" for "drug:lower_case").
 

@@ -13,6 +13,16 @@ threshold family of their own and the threshold search, not this module,
 decides how much network evidence releases them. The network's inputs are
 unchanged (it reads the part before the colon).
 
+The same evidence the other way round: a short word written all in capitals
+there, that a name or place list holds and a safe list too ("ED", "MI", "OSH",
+"GERD", "SAE"), is an abbreviation far more often than a name. It gains
+":upper_case" (`upper_case_reason`), its own threshold family. On PhysioNet
+train and dev, VAERS dev, the five ICSR probes and 2,400 synthetic narratives
+19 of 342 such tokens are PHI: surnames a European report writes in capitals
+("SMITH Carl", "STONE Paul"), which the network scores P(safe) <= 0.02, and
+"ED" ending a facility's name (0.68, 0.90); the non-PHI ones score above 0.95
+in 268 of 323 cases.
+
 A note written all in capitals or all in lower case carries no such evidence
 (names are written like every other word there) and is left as it is; a
 document counts as mixed case by the shares of its words in lower and in title
@@ -26,13 +36,15 @@ from dataclasses import dataclass
 
 from deid_core.config import CaseProfileConfig
 from deid_core.text.tokenize import Token
-from deid_core.thresholds import LOWER_CASE_SUFFIX
+from deid_core.thresholds import LOWER_CASE_SUFFIX, UPPER_CASE_SUFFIX
 
 #: a medical-list word or a complete drug name this long or longer, in lower case in a mixed-case document,
 #: is "medical:lower_case" or "drug:lower_case": on PhysioNet train and dev, VAERS dev and 2,000 synthetic
 #: narratives none of about 34,000 such medical tokens is PHI, nor of the 3,532 such drug names; the
 #: shorter ones include abbreviations that are also initials or names ("ank", "se")
 MEDICAL_LOWER_CASE_MIN_LETTERS = 5
+#: the longest word in capitals that `upper_case_reason` reads as an abbreviation ("GERD", "ELISA")
+ABBREVIATION_MAX_LETTERS = 5
 #: masking reasons that rest on the word alone (a list, its shape); context and pattern matches keep theirs
 CASE_SENSITIVE_REASONS = frozenset({"unknown", "unsafe_list", "single_letter"})
 
@@ -71,6 +83,16 @@ def lower_case_reason(reason: str, tok: Token) -> str:
     """`reason` with the lower-case mark when it rests on the word alone and the word is in lower case."""
     if reason in CASE_SENSITIVE_REASONS and tok.text.islower():
         return reason + LOWER_CASE_SUFFIX
+    return reason
+
+
+def upper_case_reason(reason: str, tok: Token, safe_listed: bool) -> str:
+    """`reason` with the upper-case mark for a short word in capitals masked only for a list that a safe list
+    also holds (`safe_listed`); call it only where case is evidence."""
+    s = tok.text
+    if (reason == "unsafe_list" and safe_listed and 2 <= len(s) <= ABBREVIATION_MAX_LETTERS and s.isalpha()
+            and s.isupper()):
+        return reason + UPPER_CASE_SUFFIX
     return reason
 
 

@@ -19,7 +19,7 @@ from deid_core.config import DeidConfig, RulesConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
 from deid_core.dictionaries.flags import Bits, Lex
 from deid_core.results import MaskedToken
-from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
+from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason, upper_case_reason
 from deid_core.rules.clinical import PRODUCT_DOSE_UNITS, ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_AFTER_NAME, AGE_DECADE_MEASURE
 from deid_core.rules.context import ContextDetector, ContextLexicon
@@ -547,6 +547,9 @@ class RuleDeidentifier:
             if reason is not None:
                 unsafe[i] = True
                 reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
+                if case_evidence:
+                    # "ED", "MI", "OSH" in capitals in a mixed-case note: an abbreviation, its own family
+                    reasons[i] = upper_case_reason(reasons[i], tok, bool(f & _SAFE))
                 if reasons[i] == "unknown" and self._near_safe_word(s):
                     # a misspelling ("PENUMONIA", "udated"), masked with a threshold family of its own; in lower
                     # case in a mixed-case note it stays "unknown:lower_case", a family that already lets it go

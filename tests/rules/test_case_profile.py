@@ -6,7 +6,7 @@ import pytest
 
 from deid_core.config import CaseProfileConfig, DeidConfig
 from deid_core.dictionaries.artifact import DictionaryArtifact
-from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason
+from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason, upper_case_reason
 from deid_core.rules.deidentifier import RuleDeidentifier
 from deid_core.text.tokenize import tokenize
 from deid_core.thresholds import reason_family
@@ -134,3 +134,39 @@ def test_rules_give_the_lower_case_mark_to_safe_drug_names(rules: RuleDeidentifi
     r = {t.text: a.reasons[i] for i, t in enumerate(a.tokens)}
     assert r["sacubitril"] == "drug:lower_case" and r["valsartan"] == "drug:lower_case"
     assert r["Entresto"] == "drug"
+
+
+@pytest.mark.parametrize(
+    ("reason", "word", "safe_listed", "marked"),
+    [
+        ("unsafe_list", "ED", True, "unsafe_list:upper_case"),
+        ("unsafe_list", "GERD", True, "unsafe_list:upper_case"),
+        ("unsafe_list", "ED", False, "unsafe_list"),  # a name or place no safe list has: no evidence
+        ("unsafe_list", "Ed", True, "unsafe_list"),  # title case is how names are written
+        ("unsafe_list", "WILLIAMS", True, "unsafe_list"),  # longer than an abbreviation
+        ("unsafe_list", "O", True, "unsafe_list"),  # a lone letter
+        ("unknown", "OSH", True, "unknown"),  # only list words: an unknown word has no safe reading
+        ("context:titled_name", "ED", True, "context:titled_name"),  # a context match keeps its reason
+    ],
+)
+def test_upper_case_mark_only_for_short_capital_words_both_lists_hold(
+    reason: str, word: str, safe_listed: bool, marked: str
+) -> None:
+    assert upper_case_reason(reason, tokenize(word)[0], safe_listed) == marked
+
+
+def test_rules_mark_capital_abbreviations_of_a_mixed_case_note(rules: RuleDeidentifier) -> None:
+    text = "Patient went to the ED with chest pain. History of MI, transferred from OSH. Seen by Dr. Halverson."
+    r = _reasons(rules, text)
+    assert r["ED"] == r["MI"] == r["OSH"] == "unsafe_list:upper_case"
+    assert reason_family("unsafe_list:upper_case", True) == "upper_case"
+    # in a note written all in capitals the capitals say nothing
+    assert _reasons(rules, text.upper())["ED"] == "unsafe_list"
+
+
+def test_the_upper_case_family_has_a_ceiling_below_the_list_words(cfg: DeidConfig) -> None:
+    from deid_core.detectors import thresholds_for
+    from deid_core.thresholds import Thresholds
+
+    t = thresholds_for(cfg, Thresholds(low=0.9, high=0.99, by_reason={"unsafe_list": 0.993}))
+    assert t.by_reason["upper_case"] == cfg.deep.combiner.by_reason_ceiling["upper_case"] < 0.993
