@@ -15,7 +15,8 @@ unchanged (it reads the part before the colon).
 
 The same evidence the other way round: a short word written all in capitals
 there, that a name or place list holds and a safe list too ("ED", "MI", "OSH",
-"GERD", "SAE"), is an abbreviation far more often than a name. It gains
+"GERD", "SAE"), is an abbreviation far more often than a name (the rules leave
+out a weekday's, month's or holiday's name: "DEC", "MAR"). It gains
 ":upper_case" (`upper_case_reason`), its own threshold family. On PhysioNet
 train and dev, VAERS dev, the five ICSR probes and 2,400 synthetic narratives
 19 of 342 such tokens are PHI: surnames a European report writes in capitals

@@ -30,6 +30,7 @@ from deid_core.text.tokenize import Token, tokenize
 from deid_core.thresholds import DOTTED_PAIR_SUFFIX, NEAR_WORD_SUFFIX, PLACE_ONLY_SUFFIX
 
 _NAME = Bits.NAME
+_CALENDAR = Lex.WEEKDAY | Lex.MONTH | Lex.HOLIDAY
 _PLACE = Bits.PLACE
 _DATE_WORD = Bits.DATE_WORD
 _SAFE = Bits.SAFE
@@ -548,8 +549,9 @@ class RuleDeidentifier:
                 unsafe[i] = True
                 reasons[i] = lower_case_reason(reason, tok) if case_evidence else reason
                 if case_evidence:
-                    # "ED", "MI", "OSH" in capitals in a mixed-case note: an abbreviation, its own family
-                    reasons[i] = upper_case_reason(reasons[i], tok, bool(f & _SAFE))
+                    # "ED", "MI", "OSH" in capitals in a mixed-case note: an abbreviation, its own family;
+                    # not a weekday's, month's or holiday's name ("MAR", "DEC", "SAT" may be one)
+                    reasons[i] = upper_case_reason(reasons[i], tok, bool(f & _SAFE) and not f & _CALENDAR)
                 if reasons[i] == "unknown" and self._near_safe_word(s):
                     # a misspelling ("PENUMONIA", "udated"), masked with a threshold family of its own; in lower
                     # case in a mixed-case note it stays "unknown:lower_case", a family that already lets it go

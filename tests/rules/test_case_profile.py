@@ -162,6 +162,9 @@ def test_rules_mark_capital_abbreviations_of_a_mixed_case_note(rules: RuleDeiden
     assert reason_family("unsafe_list:upper_case", True) == "upper_case"
     # in a note written all in capitals the capitals say nothing
     assert _reasons(rules, text.upper())["ED"] == "unsafe_list"
+    # a month's or weekday's name keeps the list words' family, though "DEC" is also "decreased"
+    calendar = _reasons(rules, "Plan reviewed in DEC with the family and Dr. Halverson, seen in the ED.")
+    assert calendar["DEC"] == "unsafe_list" and calendar["ED"] == "unsafe_list:upper_case"
 
 
 def test_the_upper_case_family_has_a_ceiling_below_the_list_words(cfg: DeidConfig) -> None:
