@@ -380,7 +380,8 @@ CLINICAL = [
     "formula changed to 3/4 str Nepro",
     # a part of something, a mixed number, a part of a dose or solution, every half hour, crackles up
     # with words between (PhysioNet train and dev)
-    "Treated with 1/2 of D50.", "UPPER 1/3 OF RIGHT LUNG FIELD", "for 1 1/2 hrs then", "GIVE 1/2 NPH THIS AM",
+    "Treated with 1/2 of D50.", "UPPER 1/3 OF RIGHT LUNG FIELD", "for 1 1/2 hrs then", "for 1 1/2-2h then",
+    "GIVE 1/2 NPH THIS AM",
     "SOAKED IN 1/4 ST BETADINE", "suctioning q 1/2-1 hrs.", "cxs at bases up 1/3-1/2. sat", "rales up 1/4 on R",
     "usual amt 1/2 gallon vodka/day", "1/5 liters",
     # a pressure pair after a verb of settings, with the ventilator named in the sentence
@@ -409,6 +410,8 @@ def test_clinical_values_are_not_matched(text: str) -> None:
     ("Pt extubated on 5/5 without problem.", "5/5"), ("Trach placed on 5/5.", "5/5"),
     ("Pt remained on vent since 5/5.", "5/5"), ("follow up 1/2 with PCP", "1/2"), ("admitted 1/2 and", "1/2"),
     ("ED VISIT 7/16/06 ST. PAUL'S", "7/16/06"),
+    # a dose dated after its verb or its number, not a part of it
+    ("Dose 1 given 1/4, dose 2 given 1/25.", "1/4"), ("Dose 1 1/4 at the pharmacy", "1/4"), ("Vaccine given 1/2 at the clinic", "1/2"),
 ])
 def test_a_numeric_date_outside_a_value_context_stays_a_date(text: str, date: str) -> None:
     assert (date, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)]

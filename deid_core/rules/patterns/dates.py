@@ -391,13 +391,15 @@ def _uk_duration(text: str, m: re.Match[str], denominator: int) -> bool:
 #: ... a part of something, or of a solution's strength: "1/2 of D50", "3/4 of the time", "1/4 st
 #: betadine" (not after a date's two-digit year: "7/16/06 St. Paul's")
 _OF_AFTER_RE = re.compile(r"[ \t]*(?i:of|st)\b")
-#: ... a mixed number: "1 1/2 hours", "2 1/2 tabs"
+#: ... a mixed number that opens a range: "for 1 1/2-2h" (with a unit after it, "1 1/2 hrs", the unit
+#: already says so; alone, "dose 1 1/4" may be a dose's date)
 _MIXED_NUMBER_BEFORE_RE = re.compile(r"(?<![\w.,/:-])\d[ \t]$")
+_RANGE_AFTER_RE = re.compile(r"[ \t]?-[ \t]?\d")
 #: ... a part of a dose or a solution, or every half hour: "give 1/2 NPH", "treated with 1/2 amp",
-#: "soaked in 1/4 strength", "q 1/2-1 hrs"
+#: "soaked in 1/4 strength", "q 1/2-1 hrs". Not after "given", "gave" or "took": a report dates a
+#: dose that way ("dose 1 given 1/4").
 _PART_BEFORE_RE = re.compile(
-    r"(?i)(?:\b(?:give|gave|given|giving|take|took|taking|treated[ \t]+with|soaked[ \t]+in|diluted[ \t]+(?:to|in))"
-    r"|(?<![^\W\d_])q)[ \t]*$"
+    r"(?i)(?:\b(?:give|treated[ \t]+with|soaked[ \t]+in|diluted[ \t]+(?:to|in))|(?<![^\W\d_])q)[ \t]*$"
 )
 #: ... how far up the lungs crackles reach, with words between: "cxs at bases up 1/3-1/2", "rales up 1/4"
 _LUNG_SOUND_UP_BEFORE_RE = re.compile(
@@ -409,7 +411,8 @@ def _part_of_something(text: str, m: re.Match[str], a: int, b: int) -> bool:
     """Is this slashed pair a proper fraction its context reads as a part (see the notes above)?"""
     if not 1 <= a < b <= 8:
         return False
-    return (_followed_by(text, m.end(), _OF_AFTER_RE) or bool(_preceded_by(text, m.start(), _MIXED_NUMBER_BEFORE_RE, 4))
+    mixed = bool(_preceded_by(text, m.start(), _MIXED_NUMBER_BEFORE_RE, 4)) and _followed_by(text, m.end(), _RANGE_AFTER_RE)
+    return (_followed_by(text, m.end(), _OF_AFTER_RE) or mixed
             or bool(_preceded_by(text, m.start(), _PART_BEFORE_RE, 20))
             or bool(_preceded_by(text, m.start(), _LUNG_SOUND_UP_BEFORE_RE, 50)))
 
