@@ -20,7 +20,10 @@ Kinds of evidence:
 * ``analyte``: an analyte, vital sign or score followed by its value
   ("Na 118", "ALT 3x ULN", "BP 120/80", "GCS 15"), from a word list
   (`rules.clinical.analytes`); an earlier, baseline or reference value in
-  parentheses ("(was 36)", "(baseline 1.6)", "(target range 2.0-3.0)").
+  parentheses ("(was 36)", "(baseline 1.6)", "(target range 2.0-3.0)"), a
+  range after a target or reference word even where it could read as a date
+  ("(target 2-3)", "(goal 15-20)"); a Snellen acuity with its eye or after an
+  acuity word ("20/60 OD", "visual acuity 6/9"); a titre ("ANA 1:80").
 * ``timing``: a dosing scheme ("500 mg 1-0-1"), a schedule ("q6h", "x2", "day 5", "week 2", "cycle 3", "2nd
   dose", "3rd day", "days 1-14", "at weeks 0, 2 and 6"), time to onset in words ("the next day", "a few hours
   later", "two weeks"), a dosing frequency ("once daily", "per day", "BID",
@@ -52,7 +55,10 @@ Kinds of evidence:
 * ``designation``: a product or disease designation with digits ("COVID-19",
   "SARS-CoV-2", "mRNA-1273", "BNT162b2", "H1N1", "CYP2D6"), from a word list
   (`rules.clinical.designations`); without it the "19" of every "COVID-19"
-  is a masked number.
+  is a masked number. Also an HLA allele ("HLA-B*58:01"), a microbe's abbreviated
+  genus with its species ("E. coli", "H. pylori"), St John's wort, and letters that
+  name a thing in the words around them ("X-ray", "vitamin K", "hepatitis B",
+  "T wave", "CAR-T").
 * ``eponym``: the physician's name in "Bell's palsy", "Graves' disease", "Stevens-Johnson
   syndrome", "Coombs test", "NIKOLSKY SIGN" (`_EPONYM`): a name right before a condition or a
   test word. Not after a title ("Mrs Bell's palsy") or a capitalised word that may be a given name
@@ -224,7 +230,8 @@ _PRODUCT_CODE_CUE = re.compile(r"(?i)\b(?:study|studies|trial|candidate|compound
 _SCORE = re.compile(
     r"(?i)\b(?:pain|score|severity|rated|rates|rating)(?:\s+(?:score|scale|level|rating|severity))?"
     r"(?:\s*[:=]\s*|(?:\s+(?:of|was|is|at|now|as|to|from|a|an))+\s+|\s+)"
-    r"(?P<value>(?:10|\d)(?:\.\d)?\s?/\s?10)(?![\w/]|\.\d)"
+    # a change of score may follow ("pain score 6/10 -> 3/10", "8/10 to 4/10")
+    r"(?P<value>(?:10|\d)(?:\.\d)?\s?/\s?10(?:\s?(?:->|→|to|then)\s?(?:10|\d)(?:\.\d)?\s?/\s?10)*)(?![\w/]|\.\d)"
     # "2 out of 10" reads as no date: a score wherever it stands
     r"|(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
@@ -259,10 +266,13 @@ _UK_DURATION = re.compile(
 #: an earlier, baseline or reference value in parentheses after a measurement ("(was 36)",
 #: "(baseline 1.6)", "(target range 2.0-3.0)", "(ULN 40)"); a trailing word must be a unit
 _REFERENCE_VALUE = re.compile(
-    r"(?i)\(\s*(?:was|baseline|previously|prev(?:ious)?|prior|from|ref(?:erence)?(?:\s+range)?|normal(?:\s+range)?"
-    r"|nl|target(?:\s+range)?|range|uln|lln|n)\s*[:=]?\s*[<>≤≥]?\s*"
+    r"(?i)\(\s*(?:was|baseline|previously|prev(?:ious)?|prior|from|(?P<range_cue>ref(?:erence)?(?:\s+range)?|normal(?:\s+range)?"
+    r"|nl|(?:target|goal|therapeutic)(?:\s+range)?|range)|uln|lln|n)\s*[:=]?\s*[<>≤≥]?\s*"
     rf"(?P<value>{_VALUE})(?:\s?(?P<unit>{_UNIT_EXPR}))?\s*\)"
 )
+#: a range after a word that names a reference or a target is that range, not a date ("INR 6.2
+#: (target 2-3)", "trough 22.4 (goal 15-20)"); only with a dash: "(target 8/10)" stays date-like
+_CUED_RANGE = re.compile(rf"{_NUMBER}\s?[-–]\s?{_NUMBER}")
 #: a reference range in parentheses after a value, with a decimal on each side ("Hb 9.8 (13.0-17.0) g/dL",
 #: "10.3 (1.8-7.5) x10^9/L"): the decimals keep dates ("(12-14)") and identifiers out
 _REFERENCE_RANGE = re.compile(rf"\(\s*(?P<value>\d+[.,]\d+\s?[-–]\s?\d+[.,]\d+)(?:\s?(?P<unit>{_UNIT_EXPR}))?\s*\)")
@@ -308,10 +318,51 @@ _DECIMAL_PART = re.compile(r"\d?\.\d")
 #: ... but a date of two parts may look like one: "11/21.93" (month/day.year), "3.12/2020" (day.month/year)
 _DATE_AS_SERIES = re.compile(r"\d{1,2}/\d{1,2}\.(?:\d{2}|\d{4})|\d{1,2}\.\d{1,2}/(?:\d{2}|\d{4})")
 #: expressions found by a regex alone, and their kind
+#: an HLA allele ("HLA-B*58:01", "HLA-A*31:01", "HLA-B*1502"): the pharmacogenetic marker of a
+#: severe skin reaction, written in the WHO nomenclature's fields; never an identifier
+_HLA_ALLELE = re.compile(r"(?<![\w-])(?i:HLA)-?(?:[A-Z]{1,4}\d?)\*\d{2,4}(?::\d{2,3}){0,3}[A-Z]?(?![\w:])")
+#: a Snellen visual acuity, 20 or 6 feet/metres over a distance, with the eye after it ("20/60 OD,
+#: 20/80 OS", "6/9 OU") or after an acuity word ("visual acuity 6/9", "VA 20/40 and 20/25"); alone
+#: "6/9" may be a date and stays masked
+_SNELLEN = re.compile(
+    r"(?<![\w./-])(?:20\s?/\s?(?:[1-9]\d{1,2})|6\s?/\s?(?:[3-9]|[1-6]\d))(?:\s?[-+]\d)?\s?(?:OD|OS|OU)(?![\w/])"
+    r"|(?i:\b(?:acuity|VA|vision|snellen))\b[^.;\n\d]{0,20}"
+    r"(?:(?:20\s?/\s?(?:[1-9]\d{1,2})|6\s?/\s?(?:[3-9]|[1-6]\d))(?:\s?[-+]\d)?(?:\s?(?:OD|OS|OU)\b)?(?:\s?(?:,|and|&)\s?)?)+"
+    r"(?<![\s,&])(?![\w/]|[.,]\d)"
+)
+#: a titre or a dilution ratio after its name ("ANA 1:80", "titre of 1:320", "epinephrine 1:100,000")
+_TITRE = re.compile(
+    r"(?i)\b(?:ANA|ANCA|titres?|titers?|dilution|epinephrine|adrenaline|adrenalin)\b\s*(?:of|was|at|is|[:=])?\s*"
+    r"1\s?:\s?\d{1,3}(?:,\d{3})*(?![\w:]|[.,]\d)"
+)
+#: St John's wort (Hypericum perforatum), the herbal medicine PV reports name for its interactions
+#: ("St. John's Wort", "St Johns wort", "Saint John's wort"): a product, no saint's place or person
+#: (`rules.context` leaves it alone too)
+SAINTS_HERB = re.compile(r"(?i)(?<![\w.])(?:st\.?|saint)\s+johns?['’]?s?\s+wort\b")
+#: letters that name a thing, not a person, in the words around them: an X-ray, the T wave, vitamin D,
+#: hepatitis B, influenza A, factor V, blood group or type A, CAR-T; an initial stays an initial elsewhere
+_LETTER_DESIGNATION = re.compile(
+    r"(?<![\w-])(?:[Xx]-?(?i:rays?)\b|(?i:vitamins?|hepatitis|hep|influenza|flu|factor|type|group|blood\s+group|CAR)[\s-]"
+    r"(?-i:[A-E]|K|V|VIII|IX|X|XI|XIII|T|O|AB)(?![\w-]|\.\w)|(?-i:[PQRST]|ST)[\s-]waves?\b)"
+)
+#: an abbreviated species of microbe, the genus's capital and a full stop before its species ("E. coli",
+#: "H. pylori", "S. aureus", "C. difficile"): the species epithets of the pathogens ADR and infection
+#: reports name most (facts of the nomenclature, written here); other lower-case words stay as they are
+_SPECIES = (
+    "coli", "pylori", "aureus", "epidermidis", "difficile", "pneumoniae", "aeruginosa", "tuberculosis", "albicans",
+    "glabrata", "auris", "faecalis", "faecium", "pyogenes", "agalactiae", "influenzae", "meningitidis",
+    "monocytogenes", "jirovecii", "fumigatus", "neoformans", "gondii", "mirabilis", "cloacae", "marcescens",
+    "baumannii", "maltophilia", "typhi", "enteritidis", "jejuni", "trachomatis", "gonorrhoeae", "pallidum",
+    "burgdorferi", "perfringens", "botulinum", "tetani", "anthracis", "cereus", "avium", "abscessus", "vulgaris",
+    "lugdunensis", "hominis", "oxytoca", "vivax", "falciparum", "malariae", "mansoni", "vaginalis", "pertussis",
+)
+_BINOMIAL = re.compile(rf"(?<![\w.])[A-Z]\.\s?(?:{'|'.join(_SPECIES)})\b")
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_DOSING_SCHEME, "timing"), (_UK_DURATION, "timing"),
     (_SCORE, "score"),
     (_SCORE_VALUE, "score"), (_STAGE, "score"),
+    (_HLA_ALLELE, "designation"), (SAINTS_HERB, "designation"), (_LETTER_DESIGNATION, "designation"),
+    (_BINOMIAL, "designation"), (_SNELLEN, "analyte"), (_TITRE, "analyte"),
 )
 #: a score of two parts out of ten after its name ("Apgars 8/9"): the analytes whose slashed value is no date
 _PAIRED_SCORES = frozenset({"apgar"})
@@ -471,7 +522,10 @@ class ClinicalEvidence:
         if "(" in text:
             for m in (*_REFERENCE_VALUE.finditer(text), *_REFERENCE_RANGE.finditer(text)):
                 unit = m.group("unit")
-                if _date_like(m.group("value")) or (unit is not None and not self._unit_expression(unit)):
+                cued_range = "range_cue" in m.re.groupindex and m.group("range_cue") is not None and bool(
+                    _CUED_RANGE.fullmatch(m.group("value")))
+                if (_date_like(m.group("value")) and not cued_range) or (
+                        unit is not None and not self._unit_expression(unit)):
                     continue
                 out.append(ClinicalSpan(m.start(), m.end(), "analyte"))
         if "/" in text:

@@ -19,6 +19,7 @@ from pathlib import Path
 from deid_core.config import ContextConfig, RulesConfig, read_word_list
 from deid_core.dictionaries.flags import Bits
 from deid_core.rules.case_profile import case_shares
+from deid_core.rules.clinical import SAINTS_HERB
 from deid_core.text.tokenize import Token, tokenize
 
 #: Characters that may join the words of one name ("St. Mary's", "Kessler-Adventist").
@@ -482,6 +483,8 @@ class ContextDetector:
                 continue
             if not nxt.text.isalpha():
                 continue
+            if SAINTS_HERB.match(text, tok.start):
+                continue  # "St John's wort": the herbal product, a drug of the report
             if informative and not (_capitalised(tok) and _capitalised(nxt)):
                 continue
             # without case information "ST" is as likely the ECG segment ("ST DEGREE"):
@@ -554,6 +557,8 @@ class ContextDetector:
                 j = i + k
                 if j >= n or not _joined(tokens[j - 1], tokens[j], text):
                     break
+                if k == 2 and "." in text[tok.end:tokens[i + 1].start]:
+                    break  # "Na 129. GP Dr Price": a full stop ends the number's sentence, no house number
                 word = tokens[j - 1]
                 if not word.text.isalpha() or flags[j - 1] & Bits.STOPWORD:
                     break

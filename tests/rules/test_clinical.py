@@ -639,3 +639,46 @@ def test_a_frequency_after_a_dose(rules: RuleDeidentifier, text: str, word: str)
 def test_od_alone_is_no_frequency(rules: RuleDeidentifier) -> None:
     a = rules.analyse("Seen by OD yesterday")
     assert [a.reasons[i] for i, t in enumerate(a.tokens) if t.text == "OD"] != ["clinical:timing"]
+
+
+@pytest.mark.parametrize(("text", "expected", "kind"), [
+    # a range after a word naming a reference or target is that range, not a date
+    ("INR 6.2 (target 2-3) on warfarin", "(target 2-3)", "analyte"),
+    ("trough 22.4 mg/L (goal 15-20)", "(goal 15-20)", "analyte"),
+    ("valproate 87 mg/L (therapeutic 50-100)", "(therapeutic 50-100)", "analyte"),
+    ("potassium 6.4 mmol/L (reference 3.5-5.1)", "(reference 3.5-5.1)", "analyte"),
+    # HLA alleles, the microbe's abbreviated genus, letters that name a thing
+    ("HLA-B*58:01 positive", "HLA-B*58:01", "designation"), ("HLA-A*31:01 positiv", "HLA-A*31:01", "designation"),
+    ("urine grew E. coli", "E. coli", "designation"), ("H. pylori eradication", "H. pylori", "designation"),
+    ("Chest X-ray clear", "X-ray", "designation"), ("CHEST X-RAY NEG", "X-RAY", "designation"),
+    ("given vitamin K 10 mg", "vitamin K", "designation"), ("Hep B, Hep C", "Hep B", "designation"),
+    ("inferior T wave inversions", "T wave", "designation"), ("CAR-T infusion", "CAR-T", "designation"),
+    ("St John's wort 300 mg", "St John's wort", "designation"), ("PCV20 and PD-L1", "PD-L1", "designation"),
+    # Snellen acuity with the eye or an acuity word, titres, a change of pain score
+    ("eye clinic: 20/60 OD, 20/80 OS", "20/80 OS", "analyte"),
+    ("reduced visual acuity (20/60 OD, 20/80 OS)", "acuity (20/60 OD, 20/80 OS", "analyte"),
+    ("Visual acuity 6/9 in both eyes", "acuity 6/9", "analyte"),
+    ("ANA 1:80. Liver biopsy", "ANA 1:80", "analyte"), ("epinephrine 1:100,000", "epinephrine 1:100,000", "analyte"),
+    ("Pain score 6/10 -> 3/10 after paracetamol", "Pain score 6/10 -> 3/10", "score"),
+])
+def test_reference_ranges_markers_letter_designations_and_acuity(evidence: ClinicalEvidence, text: str,
+                                                                   expected: str, kind: str) -> None:
+    assert (expected, kind) in spans(evidence, text)
+
+
+@pytest.mark.parametrize("text", [
+    "(target 8/10)",       # a slash: may be a date
+    "(was 3-12)",          # no reference word before a date-like range
+    "seen on 6/9 in clinic",  # no acuity word, no eye
+    "J. Smith called",     # an initial and a name: no species
+    "A. patient notes",    # a lower-case word that names no microbe
+    "Mr X Ray",            # no hyphen: a name
+    "type J",              # no blood or disease type letter
+])
+def test_no_designation_or_reference_where_a_date_or_person_may_be(evidence: ClinicalEvidence, text: str) -> None:
+    assert not {(t, k) for t, k in spans(evidence, text) if k in ("designation", "analyte", "score")}
+
+
+def test_a_titled_name_or_date_still_wins_over_the_new_evidence(rules: RuleDeidentifier) -> None:
+    v = _verdict(rules, "Mr X Ray saw St John on 6/9. Dr T. Wave agreed.")
+    assert all(v[w][0] for w in ("X", "Ray", "St", "John", "6", "9", "T", "Wave"))

@@ -77,6 +77,20 @@ def test_addresses(rules: RuleDeidentifier) -> None:
     assert hits(rules, "Gave 12 mg daily") == {}
 
 
+@pytest.mark.parametrize("text", [
+    "femur fracture. Na 129. GP Dr Price suspects doxazosin.",   # "129 GP Dr" across a full stop
+    "STOPPED ON 09.06.2016. STATIONARY ADMISSION TOOK PLACE IN THE KLINIKUM",
+    "PEEP FROM 25-22. ADJUSTED DRIVE PRESSURE",
+])
+def test_a_full_stop_after_the_number_ends_an_address(rules: RuleDeidentifier, text: str) -> None:
+    assert "address" not in hits(rules, text).values()
+
+
+def test_st_johns_wort_is_no_saints_place(rules: RuleDeidentifier) -> None:
+    assert "saint_name" not in hits(rules, "She also bought St John's wort (Hypericum) tablets.").values()
+    assert hits(rules, "She was seen at St Agnes today.").get("Agnes") in {"institution", "saint_name"}
+
+
 def test_case_informativeness() -> None:
     assert case_is_informative(tokenize("The patient, a man from Boston, was seen by Dr Smith today."))
     assert not case_is_informative(tokenize("PT SEEN BY DR SMITH TODAY, STABLE."))
