@@ -98,10 +98,13 @@ def vaers_docs(split: str) -> list[Document]:
     return read_standoff(require(VAERS_PV / f"{split}.jsonl"), require(SHARED))
 
 
-def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None) -> list[dict]:
+def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None,
+             prior_strength: float | None = None) -> list[dict]:
     """Per-reason thresholds chosen on dev for each target, applied to test (never chosen on test).
 
     `oof`: also pool out-of-fold scores of the training corpus (`jobs.oof_scores`) into the tuning set.
+    `prior_strength`: the search's smoothing (default: the configured `threshold_prior_strength`, chosen
+    for the operating point; a frontier measured before may have used another, so say which).
     """
     from deid_core.hybrid.combiner import never_release_from
     from deid_core.training.reason_search import masked_by
@@ -122,8 +125,9 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         dev, _ = out_of_fold.pooled_with(dev, "dev")
     test = collect_scores(det.inner, read_jsonl(require(PHYSIONET / "test.jsonl")), never)  # type: ignore[arg-type]
     policy = {"fixed": dict(cfg.deep.combiner.by_reason), "ceilings": dict(cfg.deep.combiner.by_reason_ceiling)}
+    smoothing = tcfg.threshold_prior_strength if prior_strength is None else prior_strength
     _, search = tune_by_reason(dev, min(FRONTIER_TARGETS), min_recall=min(FRONTIER_TARGETS),
-                               prior_strength=tcfg.threshold_prior_strength, **policy)
+                               prior_strength=smoothing, **policy)
     # the bound: the same search run on test itself, without smoothing (a diagnosis, never stored or used)
     _, bound = tune_by_reason(test, BOUND_MIN_RECALL, min_recall=BOUND_MIN_RECALL, **policy)
     rows = []
@@ -140,7 +144,8 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None)
         rows.append({"dev_target": target, "dev_recall": round(pt.recall, 4), "dev_precision": round(pt.precision, 4),
                      "test_recall": round(tp / gold, 4), "test_precision": round(tp / n_masked if n_masked else 1.0, 4),
                      "test_masked": n_masked, "test_gold": gold,
-                     "bound_precision": round(best.precision, 4) if best is not None else None, "version": det.version})
+                     "bound_precision": round(best.precision, 4) if best is not None else None, "version": det.version,
+                 "prior_strength": smoothing})
     at_deidpl = bound.best_at_recall(DEIDPL_TEST[0])
     rows.append({"dev_target": None, "test_recall": DEIDPL_TEST[0], "test_precision": DEIDPL_TEST[1],
                  "bound_precision": round(at_deidpl.precision, 4) if at_deidpl is not None else None,
@@ -178,6 +183,8 @@ def _print_frontier(rows: list[dict]) -> None:
             continue
         print(f"{r['dev_target']:10.3f} {r['dev_recall']:7.4f} {r['dev_precision']:7.4f} "
               f"{r['test_recall']:7.4f} {r['test_precision']:7.4f} {r['test_masked']:7d} {bound}")
+    smoothing = {r["prior_strength"] for r in rows if r["dev_target"] is not None}
+    print(f"threshold search smoothing (prior strength): {', '.join(f'{k:g}' for k in sorted(smoothing))}")
     print("bound P: the most precise per-reason thresholds at that test recall, searched on test itself "
           "(what no choice made on dev can beat with this network; a diagnosis, never used)")
 
@@ -292,6 +299,8 @@ def main() -> None:
     ap.add_argument("--frontier", action="store_true", help="precision-recall frontier on test, thresholds from dev")
     ap.add_argument("--plot", type=Path, help="PNG of the frontier (with --frontier)")
     ap.add_argument("--oof", type=Path, help="with --frontier: pool these out-of-fold scores (jobs.oof_scores) with dev")
+    ap.add_argument("--prior-strength", type=float,
+                    help="with --frontier: the threshold search's smoothing (default: the configured one)")
     ap.add_argument("--model", type=Path, help="model directory (default: the configured one)")
     ap.add_argument("--models", type=Path, nargs="+", metavar="DIR",
                     help="model directories of any family (BiLSTM, CRF, SVM): each alone and as the hybrid's second stage")
@@ -316,7 +325,7 @@ def main() -> None:
             _print_models(results)
         return
     if args.frontier:
-        rows = frontier(args.model, args.plot, args.oof)
+        rows = frontier(args.model, args.plot, args.oof, args.prior_strength)
         print(json.dumps(rows, indent=2) if args.json else "", end="" if not args.json else "\n")
         if not args.json:
             _print_frontier(rows)

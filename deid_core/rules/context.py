@@ -118,6 +118,14 @@ def case_is_informative(tokens: Sequence[Token]) -> bool:
     return c.upper / c.words < 0.6 and c.title / c.words >= 0.03
 
 
+#: words that report what a named person did or is, right after the name in a note that shows no case
+#: ("DR JONES AWARE", "dr smith notified", "MR DEXTER WORSENED"): the name ends before them
+_VERB_AFTER_NAME = re.compile(
+    r"aware|notified|informed|updated|called|paged|spoke|met|saw|seen|says|said|states|stated|agrees|agreed"
+    r"|made|ordered|wants|continues|remains|remained|worsened|improved|arrived|visited"
+)
+
+
 def _joined(prev: Token, nxt: Token, text: str) -> bool:
     """Are two adjacent tokens parts of one name (only name-joining characters between)?"""
     gap = text[prev.end:nxt.start]
@@ -228,7 +236,8 @@ class ContextDetector:
         stop it opens the next sentence ("Dr Smith. Family", "Dr. Foley. Remains"). Without one,
         only in a note whose case says nothing ("DR JONES AWARE", "DR RIDLON SPOKE") and only after
         a word the surname lists know and the given-name lists do not: a given name, or a word no
-        list knows, may be followed by a surname that is also a common word ("DR EMEKA OBI"). In a
+        list knows, may be followed by a surname that is also a common word ("DR EMEKA OBI"); a word
+        that says what the person did ends it after any name ("dr parrilli aware", `_VERB_AFTER_NAME`). In a
         mixed-case note a capitalised word after the name is taken as part of it ("Dr Emeka Obi",
         "Mr Goh Boon Huat").
         """
@@ -236,6 +245,8 @@ class ContextDetector:
             return False
         if "." in text[tokens[j - 1].end:tokens[j].start]:
             return True
+        if not informative and _VERB_AFTER_NAME.fullmatch(tokens[j].lower):
+            return True  # "DR RAKUSIN AWARE", "dr. pica aware", "MR DEXTER WORSENED": what the person did
         return not informative and bool(flags[j - 1] & Bits.SURNAME) and not flags[j - 1] & Bits.FIRST_NAME
 
     # ---- "Ferdinand Halfpenny" ---------------------------------------------

@@ -321,6 +321,9 @@ _STRENGTH_JOIN = frozenset({"/", ".", ","})
 _STRENGTH_DIGITS = 4
 
 
+#: words that make the kinship word after them a relation ("her son", "a friend"): possessives and articles
+_RELATION_OPENERS = frozenset({"her", "his", "their", "my", "your", "our", "the", "a", "an", "whose"})
+
 #: the singular words of a schedule that are also surnames: with their number ("Day 1", "Week 12")
 #: a trial's or a treatment's day, not a person ("Weeks 3" may be one, and stays masked)
 _COUNTED_DAY_WORDS = frozenset({"day", "week"})
@@ -506,6 +509,7 @@ class RuleDeidentifier:
                     next_group += 1
                 groups[i] = next_group
                 prev = (i, hit.detector)
+        kin_named = frozenset(i for i, r in enumerate(reasons) if r == "context:kin_name")
         # 3) clinical values ("40 mg", "INR 2.3", "q6h"): safe with their own reason,
         #    never over a pattern or context match (those tokens are already unsafe)
         clinical = self._clinical_tokens(tokens, unsafe, clinical_spans) if clinical_spans else {}
@@ -519,7 +523,9 @@ class RuleDeidentifier:
             f = flags[i]
             s = tok.text
             reason = None
-            if f & _UNSAFE or (f & Bits.TLD and preceded_by_dot(text, tok)):
+            if f & _UNSAFE and self._relation_word(text, tokens, i, kin_named):
+                reason = None  # "her son", "PT'S SON": the relation, whatever name list also has "Son"
+            elif f & _UNSAFE or (f & Bits.TLD and preceded_by_dot(text, tok)):
                 reason = "unsafe_list"
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
                 reason = "digit"
@@ -528,7 +534,9 @@ class RuleDeidentifier:
                   and not _is_notation_letter(text, tokens, i, flags)
                   and not _is_side(text, tokens, i, flags, unsafe)):
                 reason = "single_letter"
-            elif not f & _SAFE:
+            elif not f & _SAFE and tok.lower not in self.context.lex.salutations:
+                # a title ("Mrs", "Drs", "Mme") is never part of the name it opens (the guideline's
+                # and PhysioNet's spans leave it out): an ordinary word, not an unknown one
                 reason = "unknown"
             kind = clinical.get(i)
             if kind == "eponym" and f & Bits.FIRST_NAME and text[tok.end:tok.end + 1] in ("'", "’"):
@@ -607,6 +615,25 @@ class RuleDeidentifier:
             for j in range(first, k):
                 out.setdefault(j, span.kind)
         return out
+
+    def _relation_word(self, text: str, tokens: Sequence[Token], i: int, kin_named: frozenset[int]) -> bool:
+        """A kinship word ("son", "friend") after a possessive or an article, or before the relative's name
+        when not itself written as a name ("SON WILLIAM", "son tom"), names a relation, not a person.
+
+        "Son" and "Friend" are on name lists, and in a note written in capitals ("HER SON IN TO VISIT")
+        case cannot tell; the word before can. On PhysioNet train no kinship word is gold PHI.
+        """
+        if tokens[i].lower not in self.context.lex.kinship:
+            return False
+        if i + 1 < len(tokens) and i + 1 in kin_named and not tokens[i].text.istitle():
+            return True  # "SON WILLIAM", "son tom": the name after it is the relative's ("Son Nguyen" stays)
+        if i == 0:
+            return False
+        prev = tokens[i - 1]
+        if text[prev.end:tokens[i].start] not in (" ", "  "):
+            return False
+        return prev.lower in _RELATION_OPENERS or (
+            prev.lower == "s" and text[prev.start - 1:prev.start] in ("'", "’"))  # "pt's son"
 
     def _clinical_wins(self, reason: str | None, tok: Token, kind: str) -> bool:
         """Clinical evidence lifts shape-based masking (digit, single letter, unknown word). A word on a

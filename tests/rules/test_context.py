@@ -30,6 +30,12 @@ def titled(rules: RuleDeidentifier, text: str) -> set[str]:
         ("Dr. Sarah O'Driscoll spoke with family.", {"Sarah", "O", "Driscoll"}),
         ("PER DR TYRO DR KLEIN HAD TALKED", {"TYRO", "KLEIN"}),
         ("per dr tyro the plan is", {"tyro"}),
+        # a word for what the person did ends the name in a note without case information
+        ("DR RAKUSIN AWARE. MR DEXTER WORSENED", {"RAKUSIN", "DEXTER"}),
+        ("dr. pica aware, dr walker notified", {"pica", "walker"}),
+        ("DR EMEKA OBI CALLED", {"EMEKA", "OBI"}),
+        # in a mixed-case note a capitalised second word stays part of the name
+        ("Dr Emeka Aware called.", {"Emeka", "Aware"}),
     ],
 )
 def test_titled_names(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
@@ -117,8 +123,10 @@ def test_a_title_word_as_a_section_header_or_before_a_number_is_no_name(rules: R
         # a word only safe lists know ends the name: in a note whose case says nothing, after a surname
         ("CK DRAWN AT 1515. DR JONES AWARE.", {"JONES"}),
         ("dr rothman aware, wt up 3kg", {"rothman"}),
-        # a surname no list knows may be a given name: the next word is kept with it
-        ("dr parrilli aware, wt up 3kg", {"parrilli", "aware"}),
+        # a surname no list knows may be a given name: the next word is kept with it ...
+        ("dr parrilli weiss, wt up 3kg", {"parrilli", "weiss"}),
+        # ... unless it says what the person did ("aware", "notified", "spoke"): no surname is written so
+        ("dr parrilli aware, wt up 3kg", {"parrilli"}),
         ("COMFORT MEASURES ONLY. DR RIDLON SPOKE WITH WIFE", {"RIDLON"}),
         # ... and after a full stop in any note
         ("Family meeting with pcp Dr Smith. Family has decided to continue.", {"Smith"}),

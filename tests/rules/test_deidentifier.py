@@ -256,3 +256,23 @@ def test_a_dotted_abbreviation_is_masked_with_its_own_family(
     assert all(unsafe and r == reason for _, unsafe, r in got)
     if reason.endswith("dotted_pair"):
         assert reason_family(reason, True) == "dotted_pair"
+
+
+def test_a_title_is_an_ordinary_word_and_its_name_stays_masked(rules: RuleDeidentifier) -> None:
+    """A title is never inside the name it opens; "Mrs", "Drs", "Sra" no list knows are no unknown words."""
+    a = rules.analyse("Mrs. Haas stated it; Drs Ferullo and Saeed in; Sra. Garcia called.")
+    v = {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens)}
+    assert v["Mrs"] == (False, "safe") and v["Drs"] == (False, "safe") and v["Sra"] == (False, "safe")
+    assert v["Haas"][0] and v["Ferullo"][0] and v["Garcia"][0]
+
+
+def test_a_kinship_word_after_a_possessive_is_a_relation_not_a_name(rules: RuleDeidentifier) -> None:
+    """"Son" is on a name list; "HER SON", "PT'S SON", "a friend" are relations. Alone, or opening a name
+    ("Son Nguyen"), it stays masked, and the relative's name after it stays masked."""
+    a = rules.analyse("HER SON WILLIAM WENT BACK. PT'S SON CALLED. SON IN TO VISIT. Son Nguyen came.")
+    got = [(t.text, a.unsafe[i]) for i, t in enumerate(a.tokens) if t.text in ("SON", "Son", "WILLIAM", "Nguyen")]
+    assert got == [("SON", False), ("WILLIAM", True), ("SON", False), ("SON", True), ("Son", True), ("Nguyen", True)]
+    # before the relative's name, not written as a name itself: "SON WILLIAM", "son tom"
+    a = rules.analyse("SON WILLIAM WENT BACK; son tom baker called; Son William visited.")
+    got = [(t.text, a.unsafe[i]) for i, t in enumerate(a.tokens) if t.lower in ("son", "william", "tom")]
+    assert got == [("SON", False), ("WILLIAM", True), ("son", False), ("tom", True), ("Son", True), ("William", True)]

@@ -31,6 +31,7 @@ from deid_core.rules.patterns.common import (
     _followed_by,
     _preceded_by,
 )
+from deid_core.text.clauses import clause_around
 
 _YEAR4 = r"(?:19|20)\d{2}"
 _YEAR = rf"(?:{_YEAR4}|['’]\d{{2}}|\d{{2}})(?!\d)"
@@ -149,12 +150,15 @@ _DATE_ROMAN_MONTH_RE = re.compile(
 # digits each, one of them with a leading zero, and the closing full stop: "K 3.5." and "Hb 12.10."
 # are values, and a decimal with a leading zero in its fraction rarely ends a sentence
 _DATE_DAY_MONTH_DOT_RE = re.compile(r"(?<![\w.,/:])(?P<d>\d{2})\.(?P<m>\d{2})\.(?!\d)")
+#: the modes of a ventilator or of non-invasive ventilation ("BiPAP", "PSV", "SIMV"), named beside a
+#: pressure pair that is then a setting, not a date ("bipap 10/5", "5/5 PSV/CPAP", "trialed on 5/5")
+VENTILATOR_MODES = r"bi-?pap|c-?pap|psv|ipap|epap|pressure\s+support|simv|imv"
 _VALUE_BEFORE_RE = re.compile(
     r"(?:\b(?:n?i?bp|b/p|abp|blood\s+pressure|pressures?|strength|power|motor|muscles?|scored?|"
     r"grades?|ratio|gcs|apgars?|pain|sats?|spo2|o2|hr|rr|pulse|temp|dilution|titers?|titres?|"
     r"vision|acuity|va|reflexes|dtrs?|rated?|ef|fio2|peep|ie|i:e|x|"
     # ventilator and non-invasive ventilation settings: "bipap 10/5", "PSV 13/10", "settings 15/5"
-    r"bi-?pap|c-?pap|psv|ps|pressure\s+support|ipap|epap|simv|imv|a/c|ac|prvc|vent|ventilator|ventilation|settings?|"
+    rf"{VENTILATOR_MODES}|ps|a/c|ac|prvc|vent|ventilator|ventilation|settings?|"
     r"flow-?by|hob|head\s+of\s+(?:the\s+)?bed|rating|rates|"
     # "wean down to 10/5": what is weaned is a setting or a dose, never a date
     r"wean(?:ed|ing)?(?:\s+down)?\s+to|"
@@ -172,7 +176,7 @@ _VALUE_AFTER_RE = re.compile(
     # "1/2 NS": half-strength normal saline
     r"murmur|systolic|diastolic|in\s+strength|nss?|normal\s+saline|peep|bottles?|"
     # "ON 10/5 BIPAP", "5/5 PSV/CPAP": a ventilator setting names its mode after it
-    r"bi-?pap|c-?pap|psv|ipap|epap|pressure\s+support|"
+    rf"{VENTILATOR_MODES}|"
     # "10/10 angina": a severity names what it rates
     r"angina|headache|discomfort|"
     # a fraction of something: "1/3 up", "1/2 way up", "3/4 str", "1/2 rate", "1/2 tab"; a murmur's grade
@@ -430,24 +434,16 @@ _SETTING_VERB_BEFORE_RE = re.compile(
     r"extubated[ \t]+from|trial|tolerat(?:ed|es|ing))[ \t]+$"
 )
 _VENTILATOR_WORD_RE = re.compile(
-    r"(?i)(?<![^\W\d_])(?:vent(?:ilator|ilated|ilation)?|c-?pap|bi-?pap|psv?|ips|peep|simv|imv|pressure[ \t]+support|"
+    rf"(?i)(?<![^\W\d_])(?:{VENTILATOR_MODES}|vent(?:ilator|ilated|ilation)?|ps|ips|peep|"
     r"trach(?:eostomy)?|extubat\w*|wean\w*|abg['’]?s?|fio2|sbt|rsbi|resp)(?![^\W\d_])"
 )
-_CLAUSE_END = ".;\n"
 
 
 def _ventilator_setting(text: str, m: re.Match[str], a: int, b: int) -> bool:
     """Is this slashed pair a pressure-support/PEEP setting (see the notes above)?"""
     if not (b <= 25 and b <= a <= 40) or not _preceded_by(text, m.start(), _SETTING_VERB_BEFORE_RE, 40):
         return False
-    lo = max(0, m.start() - 80)
-    hi = min(len(text), m.end() + 80)
-    before = text[lo:m.start()]
-    cut = max(before.rfind(c) for c in _CLAUSE_END)
-    start = lo + cut + 1 if cut >= 0 else lo
-    after = text[m.end():hi]
-    ends = [i for i in (after.find(c) for c in _CLAUSE_END) if i >= 0]
-    end = m.end() + min(ends) if ends else hi
+    start, end = clause_around(text, m.start(), m.end())
     return _VENTILATOR_WORD_RE.search(text, start, end) is not None
 
 
