@@ -145,7 +145,7 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None,
                      "test_recall": round(tp / gold, 4), "test_precision": round(tp / n_masked if n_masked else 1.0, 4),
                      "test_masked": n_masked, "test_gold": gold,
                      "bound_precision": round(best.precision, 4) if best is not None else None, "version": det.version,
-                 "prior_strength": smoothing})
+                     "prior_strength": smoothing})
     at_deidpl = bound.best_at_recall(DEIDPL_TEST[0])
     rows.append({"dev_target": None, "test_recall": DEIDPL_TEST[0], "test_precision": DEIDPL_TEST[1],
                  "bound_precision": round(at_deidpl.precision, 4) if at_deidpl is not None else None,

@@ -317,7 +317,6 @@ _DECIMAL_SERIES = re.compile(r"(?<![\w./-])-?(?:\d+(?:\.\d+)?|\.\d+)(?:/-?(?:\d+
 _DECIMAL_PART = re.compile(r"\d?\.\d")
 #: ... but a date of two parts may look like one: "11/21.93" (month/day.year), "3.12/2020" (day.month/year)
 _DATE_AS_SERIES = re.compile(r"\d{1,2}/\d{1,2}\.(?:\d{2}|\d{4})|\d{1,2}\.\d{1,2}/(?:\d{2}|\d{4})")
-#: expressions found by a regex alone, and their kind
 #: an HLA allele ("HLA-B*58:01", "HLA-A*31:01", "HLA-B*1502"): the pharmacogenetic marker of a
 #: severe skin reaction, written in the WHO nomenclature's fields; never an identifier
 _HLA_ALLELE = re.compile(r"(?<![\w-])(?i:HLA)-?(?:[A-Z]{1,4}\d?)\*\d{2,4}(?::\d{2,3}){0,3}[A-Z]?(?![\w:])")
@@ -357,6 +356,7 @@ _SPECIES = (
     "lugdunensis", "hominis", "oxytoca", "vivax", "falciparum", "malariae", "mansoni", "vaginalis", "pertussis",
 )
 _BINOMIAL = re.compile(rf"(?<![\w.])[A-Z]\.\s?(?:{'|'.join(_SPECIES)})\b")
+#: expressions found by a regex alone, and their kind
 _PLAIN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (_TIMING, "timing"), (_TIMING_LIST, "timing"), (_FREQUENCY, "timing"), (_CLOCK, "timing"), (_DOSING_SCHEME, "timing"), (_UK_DURATION, "timing"),
     (_SCORE, "score"),

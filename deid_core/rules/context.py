@@ -120,10 +120,11 @@ def case_is_informative(tokens: Sequence[Token]) -> bool:
 
 #: words that report what a named person did or is, right after the name in a note that shows no case
 #: ("DR JONES AWARE", "dr smith notified", "MR DEXTER WORSENED"): the name ends before them
-_VERB_AFTER_NAME = re.compile(
-    r"aware|notified|informed|updated|called|paged|spoke|met|saw|seen|says|said|states|stated|agrees|agreed"
-    r"|made|ordered|wants|continues|remains|remained|worsened|improved|arrived|visited"
-)
+_VERB_AFTER_NAME = frozenset({
+    "aware", "notified", "informed", "updated", "called", "paged", "spoke", "met", "saw", "seen", "says", "said",
+    "states", "stated", "agrees", "agreed", "made", "ordered", "wants", "continues", "remains", "remained",
+    "worsened", "improved", "arrived", "visited",
+})
 
 
 def _joined(prev: Token, nxt: Token, text: str) -> bool:
@@ -245,7 +246,7 @@ class ContextDetector:
             return False
         if "." in text[tokens[j - 1].end:tokens[j].start]:
             return True
-        if not informative and _VERB_AFTER_NAME.fullmatch(tokens[j].lower):
+        if not informative and tokens[j].lower in _VERB_AFTER_NAME:
             return True  # "DR RAKUSIN AWARE", "dr. pica aware", "MR DEXTER WORSENED": what the person did
         return not informative and bool(flags[j - 1] & Bits.SURNAME) and not flags[j - 1] & Bits.FIRST_NAME
 
