@@ -104,7 +104,10 @@ def test_tune_thresholds_pools_out_of_fold_scores(monkeypatch, tmp_path: Path, m
                         families=np.array(["unknown", "unknown", "safe"], dtype=object))
         s.save(oof / f"fold-{k}.npz")
         entries.append({"fold": k, "scores": f"fold-{k}.npz", "sha256": file_sha256(oof / f"fold-{k}.npz")})
-    write_index(oof, setup="t", folds_total=2, fold_key="^[^-]+", corpora="train.jsonl", entries=entries)
+    # the folds' networks read what the model to tune reads (`OutOfFold.check_inputs`)
+    inputs = list(ModelManifest.read(model_dir).feature_names)
+    write_index(oof, setup="t", folds_total=2, fold_key="^[^-]+", corpora="train.jsonl", entries=entries,
+                feature_names=inputs)
     text = f"Seen by Dr. {SECRET} on 12-JAN-2014 for rash."
     gold = {"doc_id": "g1", "text": text, "spans": [{"start": 12, "end": 23, "label": "NAME"},
                                                      {"start": 27, "end": 38, "label": "DATE"}]}
