@@ -226,12 +226,14 @@ _PRODUCT_CODE_NAMED = re.compile(
     r"|\s\d+(?:[.,]\d+)?\s?(?:mg|mcg|µg|ug|g|ml|mg/kg|mg/m2|units?|iu)(?![^\W_]))"
 )
 _PRODUCT_CODE_CUE = re.compile(r"(?i)\b(?:study|studies|trial|candidate|compound|drug|product|vaccine|of)\s+$")
+#: a score out of ten ("8/10", "6.5/10")
+_OUT_OF_TEN = r"(?:10|\d)(?:\.\d)?\s?/\s?10"
 #: a pain or severity score out of ten, after its word: never read as the date "8/10" on its own
 _SCORE = re.compile(
     r"(?i)\b(?:pain|score|severity|rated|rates|rating)(?:\s+(?:score|scale|level|rating|severity))?"
     r"(?:\s*[:=]\s*|(?:\s+(?:of|was|is|at|now|as|to|from|a|an))+\s+|\s+)"
     # a change of score may follow ("pain score 6/10 -> 3/10", "8/10 to 4/10")
-    r"(?P<value>(?:10|\d)(?:\.\d)?\s?/\s?10(?:\s?(?:->|→|to|then)\s?(?:10|\d)(?:\.\d)?\s?/\s?10)*)(?![\w/]|\.\d)"
+    rf"(?P<value>{_OUT_OF_TEN}(?:\s?(?:->|→|to|then)\s?{_OUT_OF_TEN})*)(?![\w/]|\.\d)"
     # "2 out of 10" reads as no date: a score wherever it stands
     r"|(?<![\w.,/])(?:10|\d)(?:\.\d)?\s+out\s+of\s+10\b"
 )
@@ -323,11 +325,12 @@ _HLA_ALLELE = re.compile(r"(?<![\w-])(?i:HLA)-?(?:[A-Z]{1,4}\d?)\*\d{2,4}(?::\d{
 #: a Snellen visual acuity, 20 or 6 feet/metres over a distance, with the eye after it ("20/60 OD,
 #: 20/80 OS", "6/9 OU") or after an acuity word ("visual acuity 6/9", "VA 20/40 and 20/25"); alone
 #: "6/9" may be a date and stays masked
+_ACUITY = r"(?:20\s?/\s?(?:[1-9]\d{1,2})|6\s?/\s?(?:[3-9]|[1-6]\d))(?:\s?[-+]\d)?"
+_EYE = r"(?:OD|OS|OU)"
 _SNELLEN = re.compile(
-    r"(?<![\w./-])(?:20\s?/\s?(?:[1-9]\d{1,2})|6\s?/\s?(?:[3-9]|[1-6]\d))(?:\s?[-+]\d)?\s?(?:OD|OS|OU)(?![\w/])"
+    rf"(?<![\w./-]){_ACUITY}\s?{_EYE}(?![\w/])"
     r"|(?i:\b(?:acuity|VA|vision|snellen))\b[^.;\n\d]{0,20}"
-    r"(?:(?:20\s?/\s?(?:[1-9]\d{1,2})|6\s?/\s?(?:[3-9]|[1-6]\d))(?:\s?[-+]\d)?(?:\s?(?:OD|OS|OU)\b)?(?:\s?(?:,|and|&)\s?)?)+"
-    r"(?<![\s,&])(?![\w/]|[.,]\d)"
+    rf"(?:{_ACUITY}(?:\s?{_EYE}\b)?(?:\s?(?:,|and|&)\s?)?)+(?<![\s,&])(?![\w/]|[.,]\d)"
 )
 #: a titre or a dilution ratio after its name ("ANA 1:80", "titre of 1:320", "epinephrine 1:100,000")
 _TITRE = re.compile(
@@ -522,8 +525,7 @@ class ClinicalEvidence:
         if "(" in text:
             for m in (*_REFERENCE_VALUE.finditer(text), *_REFERENCE_RANGE.finditer(text)):
                 unit = m.group("unit")
-                cued_range = "range_cue" in m.re.groupindex and m.group("range_cue") is not None and bool(
-                    _CUED_RANGE.fullmatch(m.group("value")))
+                cued_range = bool(m.groupdict().get("range_cue")) and bool(_CUED_RANGE.fullmatch(m.group("value")))
                 if (_date_like(m.group("value")) and not cued_range) or (
                         unit is not None and not self._unit_expression(unit)):
                     continue

@@ -630,8 +630,8 @@ class RuleDeidentifier:
         if i == 0:
             return False
         prev = tokens[i - 1]
-        if text[prev.end:tokens[i].start] not in (" ", "  "):
-            return False
+        if text[prev.end:tokens[i].start].strip(" \t"):
+            return False  # "her. Son", "his, son": another clause
         return prev.lower in _RELATION_OPENERS or (
             prev.lower == "s" and text[prev.start - 1:prev.start] in ("'", "’"))  # "pt's son"
 
