@@ -80,7 +80,8 @@ DEIDPL_TEST = (0.964, 0.715)
 #: the lowest test recall at which `--frontier` reports its bound (thresholds searched on test itself)
 BOUND_MIN_RECALL = 0.85
 #: recall targets on dev whose thresholds make the `--frontier` points on test
-FRONTIER_TARGETS = (1.0, 0.998, 0.997, 0.995, 0.99, 0.985, 0.98, 0.975, 0.97, 0.96, 0.95, 0.94, 0.92, 0.9)
+FRONTIER_TARGETS = (1.0, 0.998, 0.997, 0.995, 0.9925, 0.99, 0.9875, 0.985, 0.9825, 0.98, 0.9775, 0.975, 0.9725, 0.97,
+                    0.965, 0.96, 0.95, 0.94, 0.92, 0.9)
 VAERS_PV = REPO / "bench" / "annotations" / "vaers_pv"
 
 #: Seed of the `--synthetic` corpus: not the model-refresh training seed (101),
@@ -147,9 +148,10 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None,
                      "bound_precision": round(best.precision, 4) if best is not None else None, "version": det.version,
                      "prior_strength": smoothing})
     at_deidpl = bound.best_at_recall(DEIDPL_TEST[0])
+    reading = read_at_recall(rows, DEIDPL_TEST[0])
     rows.append({"dev_target": None, "test_recall": DEIDPL_TEST[0], "test_precision": DEIDPL_TEST[1],
                  "bound_precision": round(at_deidpl.precision, 4) if at_deidpl is not None else None,
-                 "version": "deid.pl"})
+                 "version": "deid.pl", "ours_at_recall": reading})
     if plot is not None:
         import matplotlib
 
@@ -174,6 +176,27 @@ def frontier(model_dir: Path | None, plot: Path | None, oof: Path | None = None,
     return rows
 
 
+def read_at_recall(points: list[dict], recall: float) -> dict | None:
+    """The dev-chosen frontier read at a test recall (deid.pl's): the most precise point that reaches it,
+    and the precision interpolated linearly between the two points around it. Points are only read here;
+    every one of them was chosen on the tuning set."""
+    ours = sorted((r for r in points if r["dev_target"] is not None), key=lambda r: r["test_recall"])
+    reached = [r for r in ours if r["test_recall"] >= recall]
+    if not reached:
+        return None
+    best = max(reached, key=lambda r: r["test_precision"])
+    out = {"recall": recall, "best_reaching": {k: best[k] for k in ("dev_target", "test_recall", "test_precision")},
+           "interpolated_precision": None}
+    below = [r for r in ours if r["test_recall"] < recall]
+    if below:
+        lo, hi = below[-1], reached[0]
+        w = (recall - lo["test_recall"]) / (hi["test_recall"] - lo["test_recall"])
+        out["interpolated_precision"] = round(lo["test_precision"] + w * (hi["test_precision"] - lo["test_precision"]), 4)
+    elif reached[0]["test_recall"] == recall:
+        out["interpolated_precision"] = reached[0]["test_precision"]
+    return out
+
+
 def _print_frontier(rows: list[dict]) -> None:
     print(f"{'dev target':>10s} {'dev R':>7s} {'dev P':>7s} {'test R':>7s} {'test P':>7s} {'masked':>7s} {'bound P':>7s}")
     for r in rows:
@@ -181,8 +204,16 @@ def _print_frontier(rows: list[dict]) -> None:
         if r["dev_target"] is None:
             print(f"{r['version']:>10s} {'':7s} {'':7s} {r['test_recall']:7.4f} {r['test_precision']:7.4f} {'':7s} {bound}")
             continue
-        print(f"{r['dev_target']:10.3f} {r['dev_recall']:7.4f} {r['dev_precision']:7.4f} "
+        print(f"{r['dev_target']:10.4f} {r['dev_recall']:7.4f} {r['dev_precision']:7.4f} "
               f"{r['test_recall']:7.4f} {r['test_precision']:7.4f} {r['test_masked']:7d} {bound}")
+    for r in rows:
+        reading = r.get("ours_at_recall")
+        if reading is not None:
+            b = reading["best_reaching"]
+            interp = reading["interpolated_precision"]
+            print(f"at deid.pl's recall {reading['recall']}: the most precise dev-chosen point reaching it is "
+                  f"{b['test_recall']:.4f} / {b['test_precision']:.4f} (dev target {b['dev_target']}); "
+                  f"interpolated at {reading['recall']}: {'-' if interp is None else f'{interp:.4f}'}")
     smoothing = {r["prior_strength"] for r in rows if r["dev_target"] is not None}
     print(f"threshold search smoothing (prior strength): {', '.join(f'{k:g}' for k in sorted(smoothing))}")
     print("bound P: the most precise per-reason thresholds at that test recall, searched on test itself "

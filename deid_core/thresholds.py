@@ -58,8 +58,10 @@ MASKED_MARK_FAMILIES: dict[str, str] = {
 MASKED_REASONS: tuple[str, ...] = ("pattern", "context", "unsafe_list", "digit", "single_letter", "unknown",
                                    *PATTERN_FAMILIES, *MASKED_MARK_FAMILIES.values())
 #: why the rules call a token safe: a safe list, a medical/MedDRA list, a complete drug name, clinical-value
-#: evidence ("40 mg"), or the article before a number or a safe word ("A 45-year-old")
-SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", *LOWER_CASE_SAFE_FAMILIES.values())
+#: evidence ("40 mg"), the article before a number or a safe word ("A 45-year-old"), or a word for a
+#: relative ("son", "AUNTS", "grandson")
+SAFE_REASONS: tuple[str, ...] = ("safe", "medical", "drug", "clinical", "article", "relation",
+                                 *LOWER_CASE_SAFE_FAMILIES.values())
 
 
 def reason_family(reason: str, rules_unsafe: bool) -> str:

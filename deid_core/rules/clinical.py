@@ -198,14 +198,21 @@ _EPONYM_CONDITION = (r"syndrome|disease|palsy|sign|phenomenon|thyroiditis|enceph
                      r"|triad|tetralogy|chorea|anomaly|neuralgia|contracture|dementia|paralysis"
                      r"|neuroma|tumou?r|arteritis|cyst|nodes?")
 _EPONYM_TOOL = r"test|scale|classification|nomogram|criteria|grade|grading|score|manoeuvre|maneuver|stain"
+#: a device named after its maker or inventor ("Quinton cath", "Passy-Muir valve", "Hickman line", "Swan Ganz
+#: catheter", "Jackson-Pratt drain"): the head word is the device's kind; no "pump" or "port", which end
+#: place names ("Short Pump", "Glen Port")
+_EPONYM_DEVICE = r"catheters?|caths?|valves?|lines?|drains?|shunts?"
 _EPONYM = re.compile(
     rf"(?<![\w'’.-])(?:(?P<name>{_EPONYM_PART})(?:['’]s?)?\s+(?i:{_EPONYM_CONDITION})"
-    # two names only before a syndrome or disease ("Ramsay Hunt syndrome"): "John Smith test" is a person's
-    rf"|(?P<name>{_EPONYM_PART}\s{_EPONYM_PART})\s+(?i:syndrome|disease)"
-    rf"|(?P<name>{_EPONYM_PART})\s+(?i:{_EPONYM_TOOL}))(?![^\W_])"
-    # a report written in capitals: "NIKOLSKY SIGN", "BELL'S PALSY"
-    rf"|(?<![\w'’.-])(?P<name>\p{{Lu}}{{3,}}(?:-\p{{Lu}}{{3,}})*)"
-    r"(?:['’]S?)?\s+(?:SYNDROME|DISEASE|PALSY|SIGN|PHENOMENON|THYROIDITIS|ENCEPHALOPATHY|TEST)(?![^\W_])"
+    # two names only before a syndrome or disease ("Ramsay Hunt syndrome") or a device ("Passy Muir valve"):
+    # "John Smith test" is a person's
+    rf"|(?P<name>{_EPONYM_PART}\s{_EPONYM_PART})\s+(?i:syndrome|disease|{_EPONYM_DEVICE})"
+    rf"|(?P<name>{_EPONYM_PART})\s+(?i:{_EPONYM_TOOL}|{_EPONYM_DEVICE}))(?![^\W_])"
+    # a report written in capitals: "NIKOLSKY SIGN", "BELL'S PALSY", "PASSY MUIR VALVE"
+    rf"|(?<![\w'’.-])(?P<name>\p{{Lu}}{{3,}}(?:[- ]\p{{Lu}}{{3,}})?)"
+    r"(?:['’]S?)?\s+(?:SYNDROME|DISEASE|PALSY|SIGN|PHENOMENON|THYROIDITIS|ENCEPHALOPATHY|TEST"
+    # in capitals only the heads that are no everyday word ("PULL OUT LINES", "CAROL ORDERED LINES")
+    r"|CATHS?|CATHETERS?|VALVES?|DRAINS?)(?![^\W_])"
 )
 #: what may stand before an eponym although capitalised: a sentence's clinical opening word
 _EPONYM_LEADS = frozenset({

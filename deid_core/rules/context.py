@@ -26,6 +26,36 @@ from deid_core.text.tokenize import Token, tokenize
 _NAME_JOINERS = frozenset(" \t.'-’")
 _MAX_JOIN_GAP = 3
 _LOOKBACK_WORDS = 3
+#: words that make the noun after them a common one: "his father", "the nurse", "pt's son", "PT SON", "whose
+#: daughter"; a whole-word title or a kinship word after them names a role or a relation, not a person
+DETERMINERS = frozenset({"his", "her", "their", "my", "your", "our", "the", "a", "an", "whose", "pt", "pts", "patient",
+                         "patients"})
+#: a company's legal form, which notes also write for "increase(d)"
+_COMPANY_SUFFIXES = frozenset({("inc",)})
+#: ... as what follows on the line shows: a word or a number goes on ("INC TO 30", "inc in output"); a
+#: company's name ends at its legal form ("Pfizer Inc.", "Acme Inc, Boston", "Acme Inc (USA)")
+_INCREASE_AFTER = re.compile(r"[ \t]+[\w]")
+#: heads that also name a service or a state rather than a place ("rehab", "health")
+_SERVICE_HEADS = frozenset({("rehab",), ("rehabilitation",), ("health",)})
+#: ... followed by what makes them a role or a service: "health care proxy", "HEALTH PROXY", "home health aide"
+_SERVICE_PHRASE_AFTER = re.compile(
+    r"(?i)[ \t]+(?:care[ \t]+)?(?:prox(?:y|ies|ys)|aides?|aids?|decisions?|providers?|workers?|professionals?|"
+    r"team|status|issues?|insurance|literacy|maintenance|screen(?:ing)?|placement|stay|consult)\b"
+)
+#: a carer's credential written after the name ("Jean Hudson, RN", "David Murray RRT", "Ann Lee MSW");
+#: the guideline's and PhysioNet's spans leave professions out. Written here from general usage.
+CREDENTIALS = frozenset({
+    "rn", "lpn", "lvn", "cna", "np", "aprn", "fnp", "crna", "cnm", "pa", "pac", "md", "do", "mbbs", "mbchb",
+    "phd", "pharmd", "rph", "rrt", "crt", "rt", "pt", "ot", "slp", "msw", "lcsw", "licsw", "lsw", "rncm",
+    "bsn", "msn", "dnp", "mph", "rd", "ccrn", "frcp", "frcs", "mrcp",
+})
+#: what names a rhythm before "ST" (sinus tachycardia): "NSR to ST", "SR/ST", "SB-ST", "afib to ST"
+_RHYTHMS_BEFORE_ST = frozenset({"sr", "nsr", "sb", "sinus", "af", "afib", "aflutter", "svt", "mat", "pat", "jr"})
+#: what is said of an ECG's ST segment or of a rhythm straight after "ST": "ST CHGS", "ST HR 110", "ST ELEVATION"
+_ECG_AFTER_ST = frozenset({
+    "hr", "chgs", "chg", "change", "changes", "elevation", "elevations", "elev", "depression", "depressions",
+    "segment", "segments", "wave", "waves", "abn", "abnl", "abnormalities", "wo", "w", "with", "rate",
+})
 #: name words an organisation detector walks back over ("Queen Alexandra Emergency", "Hudson Valley Sleep")
 _ORG_WORDS = 4
 #: between the words of an organisation's name: spaces, "&", a hyphen or an apostrophe; no full stop,
@@ -193,10 +223,18 @@ class ContextDetector:
                 continue  # "QTc 591 ms. Oxcarbazepine": a unit after its number, no title
             if tok.lower == "sr" and self._sinus_rhythm(text, tokens, flags, i):
                 continue
+            if len(tok.text) >= 5 and self._word_title_not_used(text, tokens, flags, i, informative):
+                continue
             taken = 0
             j = i + 1
+            if tokens[j].lower == "s" and text[tok.end:tokens[j].start] in ("'", "’"):
+                j += 1  # "DR'S CAMARDA AND CLIFFORD": a plural title, the names after it
+                if j >= n or not _joined(tokens[j - 1], tokens[j], text):
+                    continue
             while j < n:
                 cand = tokens[j]
+                if cand.lower == "s" and text[tokens[j - 1].end:cand.start] in ("'", "’"):
+                    break  # "dr. white's order", "Mrs. McLaughlin's speech": the possessive ends the name
                 if cand.lower in self.lex.salutations or any(ch.isdigit() for ch in cand.text):
                     break  # "SR 50-60s": a name has no digits
                 if not (len(cand.text) == 1 and cand.text.isalpha()):  # initials always join
@@ -215,6 +253,24 @@ class ContextDetector:
         return hits
 
     @staticmethod
+    def _word_title_not_used(text: str, tokens: Sequence[Token], flags: Sequence[int], i: int, informative: bool) -> bool:
+        """Is a title written as a whole word ("nurse", "father", "sister", "doctor") here an ordinary noun?
+
+        It is after a possessive or an article ("his father's condition", "pt.sister stayed", "the nurse"),
+        before a full stop ("via nurse. vols stable") or a possessive ("father's"), and, in a note whose
+        case says nothing, before a word that only safe lists know ("NURSE ADMISSION NOTE"). A name
+        after it ("Sister Mary Joseph", "Nurse Ratched", "FATHER OBRIEN") keeps it a title.
+        """
+        tok, nxt = tokens[i], tokens[i + 1]
+        gap = text[tok.end:nxt.start]
+        if gap.startswith((".", "'", "’")):
+            return True
+        if i > 0 and (tokens[i - 1].lower in DETERMINERS or (
+                tokens[i - 1].lower == "s" and text[tokens[i - 1].start - 1:tokens[i - 1].start] in ("'", "’"))):
+            return True
+        return not informative and bool(flags[i + 1] & Bits.SAFE) and not flags[i + 1] & Bits.UNSAFE
+
+    @staticmethod
     def _sinus_rhythm(text: str, tokens: Sequence[Token], flags: Sequence[int], i: int) -> bool:
         """Is the "SR" at `i` the cardiac rhythm ("SR W FREQ PACS", "hr 80's sr w/ occ pvc", "in SR.
         BP 130") rather than a title (Señor, Sister: "Sr. Simó", "SR. HIDALGO", "Sr Nomvula Khumalo")?
@@ -226,6 +282,8 @@ class ContextDetector:
         tok, nxt = tokens[i], tokens[i + 1]
         if tok.text != "Sr" and not text.startswith(".", tok.end):
             return True
+        if i > 0 and tokens[i - 1].lower in _RHYTHMS_BEFORE_ST and text[tokens[i - 1].end:tok.start] in ("/", "-"):
+            return True  # "PATIENT IN A SB/SR. P WAVES VISIBLE": one rhythm after another
         # an initial after the full stop is a name's ("Sr. C., of 59 years")
         return len(nxt.text) > 1 and bool(flags[i + 1] & Bits.SAFE) and not flags[i + 1] & Bits.UNSAFE
 
@@ -263,11 +321,16 @@ class ContextDetector:
             # skip a middle initial ("Herman W. Smith")
             if j < n and len(tokens[j].text) == 1 and _joined(tokens[j - 1], tokens[j], text):
                 j += 1
-            if j < n and _joined(tokens[j - 1], tokens[j], text) and " " in text[tokens[j - 1].end:tokens[j].start]:
+            gap = text[tokens[j - 1].end:tokens[j].start] if j < n else ""
+            if "." in gap and j == i + 1:
+                continue  # "per Dr. Martyn. Lungs are coarse": the full stop after a name ends its sentence
+            if j < n and _joined(tokens[j - 1], tokens[j], text) and " " in gap:
                 cand = tokens[j]
                 # "St Agnes Hospital": an institution word after a first name is no surname
                 is_head = (cand.lower,) in self.lex.institution_heads
-                if _capitalised(cand) and not (flags[j] & Bits.STOPWORD) and cand.text.isalpha() and not is_head:
+                # "Muriele William RN": a credential after the name is no surname
+                if (_capitalised(cand) and not (flags[j] & Bits.STOPWORD) and cand.text.isalpha() and not is_head
+                        and cand.lower not in CREDENTIALS):
                     hits.append(ContextHit(j, "NAME", "name_sequence"))
         return hits
 
@@ -313,7 +376,14 @@ class ContextDetector:
                 starred = self.lex.institution_heads.get(head)
                 if starred is None:
                     continue
+                if head in _COMPANY_SUFFIXES and _INCREASE_AFTER.match(text, tokens[i + k - 1].end):
+                    break  # "PROPOFOL INC X2", "TF INC TO 75CC/HR", "minimal inc in output": increased
+                if head in _SERVICE_HEADS and _SERVICE_PHRASE_AFTER.match(text, tokens[i + k - 1].end):
+                    break  # "HEALTH CARE PROXY", "home health aide": a role or a service, no place
                 name_hits = self._words_before(text, tokens, flags, i, informative)
+                if (name_hits and head in _SERVICE_HEADS and not informative
+                        and flags[i - 1] & Bits.SAFE and not flags[i - 1] & Bits.UNSAFE):
+                    break  # "BEGIN REHAB", "poor health", "CARDIAC REHAB": a plain word before a service
                 if name_hits:
                     hits += [ContextHit(j, "LOCATION", "institution") for j in name_hits]
                     if starred:
@@ -340,6 +410,8 @@ class ContextDetector:
                 break  # "hospital clinic": a plain head word is no name
             if informative and not _capitalised(tok):
                 break
+            if tok.lower == "a" and not text.startswith(".", tok.end):
+                break  # "in a nursing home": the article, not an initial
             out.append(j)
             words += 1
             j -= 1
@@ -503,8 +575,29 @@ class ContextDetector:
             # require a name, an initial or a word no safe list knows
             if not informative and not (initial or flags[i + 1] & Bits.NAME or not flags[i + 1] & Bits.SAFE):
                 continue
+            if tok.text in ("ST", "st") and self._ecg_st(text, tokens, i):
+                continue
             hits += [ContextHit(i, "LOCATION", "saint_name"), ContextHit(i + 1, "LOCATION", "saint_name")]
         return hits
+
+    @staticmethod
+    def _ecg_st(text: str, tokens: Sequence[Token], i: int) -> bool:
+        """Is the capitalised "ST" at `i` sinus tachycardia or the ECG's ST segment, no saint?
+
+        A rhythm is named after another ("NSR to ST HR 90", "SR/ST", "SB-ST") and a segment or
+        rhythm before what is measured of it ("ST CHGS", "ST HR 110", "ST ELEVATION"). A saint's
+        place is written "St", "St." or "ST." before a name ("ST. AGNES", "St Joseph's").
+        """
+        before = tokens[i - 1].lower if i > 0 else ""
+        if before == "to":  # "SR TO ST. HIGH PRESSURES", not "TO GO TO ST. MARY"
+            before = tokens[i - 2].lower if i > 1 else ""
+            if before in _RHYTHMS_BEFORE_ST:
+                return True
+        elif before in _RHYTHMS_BEFORE_ST and text[tokens[i - 1].end:tokens[i].start] in ("/", "-", " "):
+            return True  # "SB/ST. Pt. continues", "SR-ST"
+        if text.startswith(".", tokens[i].end):
+            return False
+        return tokens[i + 1].lower in _ECG_AFTER_ST
 
     # ---- "NN16 0AF", "K1A 0B1" ------------------------------------------------
 

@@ -22,10 +22,19 @@ from deid_core.results import MaskedToken
 from deid_core.rules.case_profile import case_is_evidence, listed_reason, lower_case_reason, upper_case_reason
 from deid_core.rules.clinical import PRODUCT_DOSE_UNITS, ClinicalEvidence, ClinicalSpan
 from deid_core.rules.patterns.ages import AGE_AFTER_NAME, AGE_DECADE_MEASURE
-from deid_core.rules.context import ContextDetector, ContextLexicon
+from deid_core.rules.context import DETERMINERS, ContextDetector, ContextLexicon
 from deid_core.rules.features import preceded_by_dot, token_features
 from deid_core.rules.patterns import SPOKEN_DETECTORS, PatternDetector
 from deid_core.rules.spelling import near_safe_word
+from deid_core.rules.word_use import (
+    is_contraction_stem,
+    is_credential,
+    is_descriptor,
+    is_infarction,
+    is_modal_may,
+    listed_relative,
+    relation_alone,
+)
 from deid_core.text.tokenize import Token, tokenize
 from deid_core.thresholds import DOTTED_PAIR_SUFFIX, NEAR_WORD_SUFFIX, PLACE_ONLY_SUFFIX
 
@@ -164,6 +173,29 @@ def _measured_decade(text: str, start: int, spans: Sequence[ClinicalSpan]) -> bo
     return False
 
 
+#: the name of a measurement straight before its value: a word, an optional plural "'s" and ":", "=", "@"
+_NAME_BEFORE_VALUE = re.compile(r"(?P<name>[^\W\d_][\w/]*?)(?:['’]?s)?\s*[:=@~]?\s*")
+#: phone detectors that read a number from its shape alone (no "tel", no "+")
+_SHAPE_PHONES = frozenset({"phone_lib", "phone_local"})
+
+
+def _measured_range(text: str, start: int, end: int, spans: Sequence[ClinicalSpan],
+                    state_like: frozenset[str]) -> bool:
+    """Is a phone-shaped number without area code ("SVR 954-1183", "HR 100-1112", "TV 930-1000") the
+    value of a measurement named straight before it? A subscriber number follows a name, a "tel" or a
+    place, not a haemodynamic value's name. Not after an analyte that is also a state code ("CA"), and
+    never for a number of more than eight digits or one led by a trunk "0", a "+" or a bracket.
+    """
+    if sum(ch.isdigit() for ch in text[start:end]) > 8 or text[start] in "0+(":
+        return False
+    for span in spans:
+        if span.kind == "analyte" and span.start < start and end <= span.end:
+            head = _NAME_BEFORE_VALUE.fullmatch(text, span.start, start)
+            if head is not None and head.group("name").lower() not in state_like | _PERSON_ANALYTES:
+                return True
+    return False
+
+
 def _is_side(text: str, tokens: Sequence[Token], i: int, flags: Sequence[int], unsafe: Sequence[bool]) -> bool:
     """"R" or "L" before a medical word is a side ("R groin", "L thigh", "to r shoulder", "R IJ SWAN"),
     no initial. On PhysioNet train + dev, VAERS dev and synthetic ICSR narratives no such letter is PHI.
@@ -290,7 +322,22 @@ def _is_notation_letter(text: str, tokens: Sequence[Token], i: int, flags: Seque
         return _LETTER_PAIR.match(text, tok.start) is not None
     if prev == "&":
         return tok.start >= 2 and _LETTER_PAIR.match(text, tok.start - 2) is not None
+    if letter in "AaPpMm" and "." in (nxt, prev):
+        # "in a.m.", "UNTIL A.M.", "by the p.m.": the time of day after a word that asks for one; initials
+        # ("A.M., 45 y") stand after no such word
+        start = tok.start if letter in "AaPp" else tok.start - 2
+        m = _TIME_OF_DAY.match(text, max(start, 0))
+        return m is not None and start > 0 and _TIME_OF_DAY_BEFORE.search(text, max(0, start - 12), start) is not None
     return False
+
+
+#: "a.m.", "P.M." (the full stop after the "m" may end the sentence)
+_TIME_OF_DAY = re.compile(r"[AaPp]\.[Mm]\.")
+#: the word before a time of day: "in a.m.", "until A.M.", "this p.m.", "tomorrow a.m."
+_TIME_OF_DAY_BEFORE = re.compile(
+    r"\b(?:in|until|till|by|the|this|each|every|per|next|early|late|tomorrow|tomorrows|tomorrow's|before|after)[ \t]+$",
+    re.IGNORECASE,
+)
 
 
 _CONJUNCTIONS = frozenset({"and", "or", "nor", "but", "et", "&"})
@@ -320,9 +367,6 @@ _STRENGTH_JOIN = frozenset({"/", ".", ","})
 #: a strength has at most this many digits per part: longer numbers after a name may be identifiers
 _STRENGTH_DIGITS = 4
 
-
-#: words that make the kinship word after them a relation ("her son", "a friend"): possessives and articles
-_RELATION_OPENERS = frozenset({"her", "his", "their", "my", "your", "our", "the", "a", "an", "whose"})
 
 #: the singular words of a schedule that are also surnames: with their number ("Day 1", "Week 12")
 #: a trial's or a treatment's day, not a person ("Weeks 3" may be one, and stays masked)
@@ -525,6 +569,14 @@ class RuleDeidentifier:
             reason = None
             if f & _UNSAFE and self._relation_word(text, tokens, i, kin_named):
                 reason = None  # "her son", "PT'S SON": the relation, whatever name list also has "Son"
+            elif f & _UNSAFE and is_descriptor(text, tokens, i, flags):
+                reason = None  # "THICK WHITE SECRETIONS", "89 YO BLACK FEMALE", "74 YR OLD MALE": a colour, race or sex
+            elif s in ("MI", "AMI") and is_infarction(text, tokens, i):
+                reason = None  # "S/P MI 1992", "PMH: COPD, MI, CABG", "RECENT MI": the infarction, no name
+            elif is_modal_may(tokens, i):
+                reason = None  # "PT MAY BE TRANSFERED", "May require intubation": the modal verb, no month
+            elif is_contraction_stem(text, tok):
+                reason = None  # "I DON'T WANT", "won't": a contraction, whatever name list has "Don"
             elif f & _UNSAFE or (f & Bits.TLD and preceded_by_dot(text, tok)):
                 reason = "unsafe_list"
             elif not s.isalpha() and any(ch.isdigit() for ch in s):
@@ -534,9 +586,11 @@ class RuleDeidentifier:
                   and not _is_notation_letter(text, tokens, i, flags)
                   and not _is_side(text, tokens, i, flags, unsafe)):
                 reason = "single_letter"
-            elif not f & _SAFE and tok.lower not in self.context.lex.salutations:
-                # a title ("Mrs", "Drs", "Mme") is never part of the name it opens (the guideline's
-                # and PhysioNet's spans leave it out): an ordinary word, not an unknown one
+            elif not f & _SAFE and (tok.lower in self.context.lex.salutations or is_credential(text, tokens, i, unsafe)):
+                # a title ("Mrs", "Drs", "Mme") is never part of the name it opens, nor a credential
+                # ("Jean Hudson, RN") of the name it closes: an ordinary word, not an unknown one
+                reason = None
+            elif not f & _SAFE:
                 reason = "unknown"
             kind = clinical.get(i)
             if kind == "eponym" and f & Bits.FIRST_NAME and text[tok.end:tok.end + 1] in ("'", "’"):
@@ -572,6 +626,10 @@ class RuleDeidentifier:
                 # the network, trained on notes that seldom open with one, masks the "A" of
                 # "A 45-year-old" at a narrative's start; the rules know it is the article
                 reasons[i] = "article"
+            elif relation_alone(text, tokens, i, flags, self.context.lex.kinship):
+                # "son and grandson in to visit", "MOTHER, AUNTS": a relation never names anyone by itself;
+                # its own family, whose threshold is policy (the network doubts it beside the names it precedes)
+                reasons[i] = "relation"
             elif f & _DRUG_NAME and not f & _STOPWORD:
                 # a complete drug name ("warfarin", "Lasix"): the word a reviewer needs most,
                 # with its own threshold family, not held to the bar of every common word;
@@ -623,16 +681,23 @@ class RuleDeidentifier:
         "Son" and "Friend" are on name lists, and in a note written in capitals ("HER SON IN TO VISIT")
         case cannot tell; the word before can. On PhysioNet train no kinship word is gold PHI.
         """
-        if tokens[i].lower not in self.context.lex.kinship:
+        kin = self.context.lex.kinship
+        if tokens[i].lower == "law" and i >= 2 and tokens[i - 2].lower in kin and tokens[i - 1].lower == "in":
+            return True  # "SON-IN-LAW", "dtr in law": the relation, not the surname "Law"
+        if tokens[i].lower == "grand" and i + 1 < len(tokens) and tokens[i + 1].lower in kin:
+            return True  # "GRAND DAUGHTER": the relation, not the surname "Grand"
+        if tokens[i].lower not in kin:
             return False
         if i + 1 < len(tokens) and i + 1 in kin_named and not tokens[i].text.istitle():
             return True  # "SON WILLIAM", "son tom": the name after it is the relative's ("Son Nguyen" stays)
+        if listed_relative(text, tokens, i, kin):
+            return True
         if i == 0:
             return False
         prev = tokens[i - 1]
         if text[prev.end:tokens[i].start].strip(" \t"):
             return False  # "her. Son", "his, son": another clause
-        return prev.lower in _RELATION_OPENERS or (
+        return prev.lower in DETERMINERS or (
             prev.lower == "s" and text[prev.start - 1:prev.start] in ("'", "’"))  # "pt's son"
 
     def _clinical_wins(self, reason: str | None, tok: Token, kind: str) -> bool:
@@ -664,6 +729,10 @@ class RuleDeidentifier:
         if clinical_spans and any(m.detector == AGE_DECADE_MEASURE for m in matches):
             matches = [m for m in matches if m.detector != AGE_DECADE_MEASURE
                        or not _measured_decade(text, m.start, clinical_spans)]
+        if clinical_spans and self.clinical is not None and any(m.detector in _SHAPE_PHONES for m in matches):
+            state_like = self.clinical.state_like
+            matches = [m for m in matches if m.detector not in _SHAPE_PHONES
+                       or not _measured_range(text, m.start, m.end, clinical_spans, state_like)]
         # tokens and matches are both sorted by start: one merge pass
         j = 0
         n = len(tokens)

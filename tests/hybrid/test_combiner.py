@@ -275,3 +275,18 @@ def test_the_configured_never_release_guards_other_scripts(rules, cfg) -> None: 
     a = rules.analyse("Seen by Dr 李明 today.")
     never = never_release_from(cfg).mask(a)
     assert never[[t.text for t in a.tokens].index("李明")]
+
+
+def test_relatives_come_back_even_when_the_network_doubts_them(rules, cfg) -> None:  # type: ignore[no-untyped-def]
+    """The configured "relation" family is policy: a word for a relative is never masked on the network's
+    word alone ("son and grandson in to visit"); beside a name it is judged as any safe word."""
+    from deid_core.detectors import thresholds_for
+
+    a = rules.analyse("social: son and grandson in to visit. Niece Patricia called.")
+    p = probs_for(len(a.tokens), 0.05)  # a network sure that everything is PHI
+    combiner = Combiner(CLASSES, thresholds_for(cfg, Thresholds(0.5, 0.99)), NeverRelease())
+    masked = {a.text[m.start:m.end] for m in combiner.combine(a, p)}
+    assert masked.isdisjoint({"son", "grandson"}) and "Patricia" in masked
+    # a relative's word before a name keeps the common safe family: the doubting network masks it
+    assert "Niece" in masked
+    assert cfg.deep.combiner.by_reason["relation"] == 0.0

@@ -158,7 +158,9 @@ def test_upper_case_mark_only_for_short_capital_words_both_lists_hold(
 def test_rules_mark_capital_abbreviations_of_a_mixed_case_note(rules: RuleDeidentifier) -> None:
     text = "Patient went to the ED with chest pain. History of MI, transferred from OSH. Seen by Dr. Halverson."
     r = _reasons(rules, text)
-    assert r["ED"] == r["MI"] == r["OSH"] == "unsafe_list:upper_case"
+    assert r["ED"] == r["OSH"] == "unsafe_list:upper_case"
+    # "History of MI": the infarction after a history word, safe in any case (tests/rules/test_deidentifier.py)
+    assert "MI" not in r
     assert reason_family("unsafe_list:upper_case", True) == "upper_case"
     # in a note written all in capitals the capitals say nothing
     assert _reasons(rules, text.upper())["ED"] == "unsafe_list"

@@ -598,6 +598,12 @@ def test_a_brand_beside_a_drug_and_its_salt_or_a_combination_is_a_product(
     ("Diagnosis: Stevens-Johnson syndrome. Dx Guillain-Barré syndrome.", {"Stevens", "Johnson", "Guillain", "Barré"}),
     ("direct Coombs test positive; no vesicles to suggest Ramsay Hunt syndrome", {"Coombs", "Ramsay", "Hunt"}),
     ("BLISTERS, NIKOLSKY SIGN POSITIVE", {"NIKOLSKY"}),
+    # a device named after its maker: a catheter, a valve, a line, a drain
+    ("cultures drawn by resident from Quinton cath. If negative", {"Quinton"}),
+    ("Passy Muir valve not attempted today", {"Passy", "Muir"}),
+    ("THICK WHITE.  PASSY MUIR VALVE TOLERATED FOR 30 MIN", {"PASSY", "MUIR"}),
+    ("plan picc or Hickman line placement", {"Hickman"}),
+    ("GU: FOLEY CATHETER DRAINING CLEAR URINE", {"FOLEY"}),
 ])
 def test_an_eponym_before_its_condition_or_test_is_no_name(rules: RuleDeidentifier, text: str, names: set[str]) -> None:
     a = rules.analyse(text)
@@ -609,6 +615,8 @@ def test_an_eponym_before_its_condition_or_test_is_no_name(rules: RuleDeidentifi
     ("Mrs Bell's palsy worsened overnight.", "Bell"), ("John Parkinson's disease progressed.", "Parkinson"),
     ("Smith's test results came back.", "Smith"), ("Maria's disease has progressed.", "Maria"),
     ("John Smith test results were normal.", "John"), ("Her sister Mary's reaction was worse.", "Mary"),
+    # capitals before an everyday head word ("lines", "pump", "port") stay names or places
+    ("UTION CO IS HIGHER. NP CAROL ORDERED LINES D/C'D", "CAROL"), ("Martin Health Center, Short Pump, VA", "Short"),
 ])
 def test_a_person_before_a_condition_keeps_the_name_masked(rules: RuleDeidentifier, text: str, name: str) -> None:
     a = rules.analyse(text)

@@ -332,3 +332,72 @@ def test_organisation_names_with_more_heads_and_an_and(rules: RuleDeidentifier, 
 
 def test_facility_words_alone_still_name_no_organisation(rules: RuleDeidentifier) -> None:
     assert "organisation" not in hits(rules, "seen by the Care Team in Intensive Care and Emergency").values()
+
+
+def reasons_of(rules: RuleDeidentifier, text: str) -> dict[str, str]:
+    a = rules.analyse(text)
+    return {t.text: a.reasons[i] for i, t in enumerate(a.tokens)}
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    # a full stop after a given name ends its sentence; the next capitalised word is no surname
+    ("ETT pulled back 2cm per Dr. Martyn. Lungs are very coarse", "Lungs"),
+    ("thermodilution and fick per Dr. Martyn. Thermodilution CO 11.18", "Thermodilution"),
+    # the possessive ends a titled name
+    ("rectal tube placed per dr. white's order. started on reglan", "order"),
+    ("neuro: Mrs. McLaughlin's speech cont garbled", "speech"),
+    # a whole-word title used as a noun: after a possessive, before a full stop, before a plain word
+    ("was updated on his father's condition. Emily Parker,RN", "condition"),
+    ("sedation increased via nurse. vols stable at 800's", "vols"),
+    ("SEE MD NOTES AND NURSE ADMISSION NOTE. NEURO: PT", "ADMISSION"),
+    # "SR." after another rhythm is a rhythm, no Señor
+    ("NO ECTOPY NOTED. PATIENT IN A SB/SR. P WAVES VISIBLE.", "WAVES"),
+])
+def test_words_after_a_name_or_title_that_end_it(rules: RuleDeidentifier, text: str, word: str) -> None:
+    assert not reasons_of(rules, text)[word].startswith("context"), text
+
+
+def test_a_plural_title_keeps_the_names_after_it(rules: RuleDeidentifier) -> None:
+    r = reasons_of(rules, "PT EXPIRED AT APPROX 0320. DR'S CAMARDA AND CLIFFORD REMAINED")
+    assert r["CAMARDA"].startswith("context")
+    assert r["S"] == "safe"
+
+
+@pytest.mark.parametrize(("text", "st"), [
+    ("CV: NSR to ST HR 90's-100 no ectopy noted.", "ST"),
+    ("THALLIUM ST-BORDERLINE ISCHEMIC ST CHGS WO S/S.", "ST"),
+    ("INTUBATION . SR TO ST. HIGH PRESSURES RESOLVED", "ST"),
+    ("HR - 48 - 90 SB/ST. Pt. continues on NTG", "ST"),
+    ("cardiac-> hr 90-100's, sr to st w/frequent pac's.", "st"),
+])
+def test_st_of_a_rhythm_or_an_ecg_is_no_saint(rules: RuleDeidentifier, text: str, st: str) -> None:
+    assert "saint_name" not in reasons_of(rules, text)[st], text
+
+
+@pytest.mark.parametrize(("text", "place"), [
+    ("TO GO TO ST. MARY ON TUESDAY PER CASE WORKER", "MARY"),
+    ("FOUND UNRESONSIVE IN ST MARY HOSPITAL.", "MARY"),
+])
+def test_a_saint_after_to_stays_a_place(rules: RuleDeidentifier, text: str, place: str) -> None:
+    assert reasons_of(rules, text)[place].startswith("context"), text
+
+
+@pytest.mark.parametrize(("text", "word"), [
+    ("NEED TO ADDRESS CODE STATUS-HEALTH CARE PROXY.", "STATUS"),   # a role, no organisation
+    ("WILL ALSO HAVE HOME HEALTH AID AND PT.", "HOME"),
+    ("P: MONITOR RESP STATUS, BEGIN REHAB. RESTART DIG", "BEGIN"),   # a plain word before a service
+    ("RESPONDS TO PAIN, PROPOFOL INC X2 TODAY", "PROPOFOL"),         # "inc" for increased
+    ("residing in a nursing home. pt has 2 children", "nursing"),    # the article, no initial
+])
+def test_services_and_increases_are_no_institutions(rules: RuleDeidentifier, text: str, word: str) -> None:
+    assert not reasons_of(rules, text)[word].startswith("context"), text
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("TRANSFERRED FROM BALTIMORE REHAB YESTERDAY", "BALTIMORE"),
+    ("seen at Acme Inc. on Monday", "Acme"),          # a company's name ends at its legal form
+    ("seen at Bright Star Inc, Boston", "Bright"),
+    ("TAKEN TO UNION HOSPITAL WHERE EKG POS", "UNION"),
+])
+def test_institutions_stay(rules: RuleDeidentifier, text: str, name: str) -> None:
+    assert reasons_of(rules, text)[name] == "context:institution", text

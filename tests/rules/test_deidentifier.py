@@ -240,7 +240,7 @@ def test_configured_phone_regions_reach_the_detector(rules: RuleDeidentifier, cf
 @pytest.mark.parametrize(
     ("text", "letters", "reason"),
     [
-        ("H.O. AWARE. RETURNED FROM O.R. IN A.M.", "HOORAM", "single_letter:dotted_pair"),
+        ("H.O. AWARE. RETURNED FROM O.R. AND A.M.", "HOORAM", "single_letter:dotted_pair"),
         ("seen by the m.d. this morning", "md", "single_letter:dotted_pair"),
         ("Initials C.S.L. recorded", "CSL", "single_letter"),  # three letters: a person's initials
         ("PT K.R 51M", "KR", "single_letter"),  # "kr" spells no safe-list word
@@ -276,3 +276,24 @@ def test_a_kinship_word_after_a_possessive_is_a_relation_not_a_name(rules: RuleD
     a = rules.analyse("SON WILLIAM WENT BACK; son tom baker called; Son William visited.")
     got = [(t.text, a.unsafe[i]) for i, t in enumerate(a.tokens) if t.lower in ("son", "william", "tom")]
     assert got == [("SON", False), ("WILLIAM", True), ("son", False), ("tom", True), ("Son", True), ("William", True)]
+
+
+def why(rules: RuleDeidentifier, text: str) -> dict[str, tuple[bool, str]]:
+    a = rules.analyse(text)
+    return {t.text: (a.unsafe[i], a.reasons[i]) for i, t in enumerate(a.tokens)}
+
+
+@pytest.mark.parametrize(("text", "values"), [
+    ("CO/CI 4.6-5.2/2.45-2.77 SVR 954-1183; RECEIVED", ("954", "1183")),
+    ("WIDE COMPLEX TACHYCARDIA, WITH HR 100-1112. EKG", ("100", "1112")),
+    ("SETTINGS-PCV, FIO2 100%, TV 930-1000, RR 16", ("930", "1000")),
+])
+def test_a_range_after_a_measurement_is_no_phone_number(rules: RuleDeidentifier, text: str, values: tuple[str, str]) -> None:
+    w = why(rules, text)
+    for v in values:
+        assert not w[v][1].startswith("pattern"), (text, w[v])
+
+
+@pytest.mark.parametrize("text", ["cell 555-0131, wants a call", "Ca 555-1234 is her number", "call HR at 555-1234 today"])
+def test_phone_numbers_after_other_words_stay(rules: RuleDeidentifier, text: str) -> None:
+    assert "pattern:PHONE" in {r for _, r in why(rules, text).values()}, text

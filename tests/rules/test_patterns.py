@@ -757,3 +757,65 @@ def test_the_largest_age_a_span_can_mean(span: str, value: float | None) -> None
     from deid_core.rules.patterns.ages import age_upper_bound
 
     assert age_upper_bound(span) == value
+
+
+# Series of measured values that a phone-number library reads as numbers (issue 14, fifth stop): blood
+# gases and cardiac output beside slashes, ventilator settings, a clock time with its value, a pH range
+# after "pH", a time span before "PM", a decimal's fraction that opens a code, a numeric host before ".no".
+@pytest.mark.parametrize(
+    "text",
+    ["last abg on 10 ps at 0445 7.40/55/113. shortly after", "ABG @ 0500 82/85/7.28/42/9 > TO 14.",
+     "CURRENT VENT SETTINGS: 40/1000/15 A/C.", "w improved co/ci (5/3.27/928). heparin",
+     "per ABG values (7.22-72-90). Rate", "met acidosis (pH 7.27-7.31). Strong", "CPK 6670/1182 (2200).",
+     "Bl glucose @ 0600-281, pt given", "ptt /pt @ 0430 150 pt 50.0", "tranfused one UPRBC 2400-0400. tol",
+     "BP HIGH PER ALINE, (170-190/60-70'S). RECIEVED", "FOLEY D/C'D DTV 930-1130PM.",
+     "LAST CO/CI/SVR (10/17 0500) 3.43/1.98/1609-TD. NTG", "CO/CI/SVR-2.4/1.42/2367-SIGNIF DECREASED",
+     "settings: 80/48/7.45.34.7. he", "coags are nl, inr=1.3.no blood products", "B12 350 pg 12345 noted"],
+)
+def test_measured_value_series_are_no_phone_id_ip_or_url(text: str) -> None:
+    cats = {m.category for m in DETECTOR.find(text)}
+    assert not cats & {"PHONE", "ID", "URL", "IP"}, text
+
+
+@pytest.mark.parametrize(("text", "span"), [
+    ("his wife, Carol Buckley (201/324/1423) confirms", "(201/324/1423"),   # a slashed NANP number
+    ("Subject 0412-0078; randomisation", "0412-0078"),                       # a trunk "0" before a clock-like group
+    ("call (410) 555-9876 today", "(410) 555-9876"),
+    ("Tel 030/1234567", "030/1234567"),
+    ("PG 33445", "33445"),                                                   # "pg" for pager, five digits or more
+    ("pager #54321 after 5", "54321"),
+    ("IP NO: 24/11873.", "24/11873"),
+    ("report 2015/3609.", "2015/3609"),
+])
+def test_phone_numbers_written_like_values_stay(text: str, span: str) -> None:
+    assert (span, "PHONE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)], text
+
+
+def test_a_written_date_opens_no_phone_number() -> None:
+    # "28 Oct, 88 0700-1245": the day-month-year and a shift, not the number "88 0700-1245"
+    text = "Nursing Progress Note  28 Oct, 88 0700-1245    S/O"
+    assert [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)] == [("28 Oct, 88", "DATE")]
+
+
+@pytest.mark.parametrize(("text", "year"), [
+    ("MI IN 1980S AFTER OPEN CHOLE", "1980S"),   # a decade in capitals
+    ("CABG ~2015 at Mercy", "2015"),             # an event before the rough year
+    ("since about 2000 she", "2000"),
+    ("in approx 2000 he", "2000"),
+])
+def test_years_stay_dates(text: str, year: str) -> None:
+    assert (year, "DATE") in [(text[m.start : m.end], m.category) for m in DETECTOR.find(text)], text
+
+
+@pytest.mark.parametrize("text", [
+    "neo added ~ 2000 and titrated", "FAMILY PRESENT TILL APPROX 2030.", "Weaned to off by 2000. Pt",
+    "oriented from 2000 to 2400. Pt slept",
+])
+def test_rough_clock_times_on_the_quarter_hour_are_no_years(text: str) -> None:
+    assert "DATE" not in {m.category for m in DETECTOR.find(text)}, text
+
+
+def test_a_number_before_a_word_like_am_stays_a_phone_number() -> None:
+    # only groups that read as clock times make a span of times before "AM"/"PM"
+    text = "Mobil 0171 1234567 am Abend"
+    assert "PHONE" in {m.category for m in DETECTOR.find(text)}

@@ -38,7 +38,8 @@ class PatternMatch:
 # Units and count words that mark the number before them as a clinical value
 # (dose, volume, rate, duration), not a day, year or identifier.
 _UNIT_WORDS = (
-    r"mg|mcg|µg|μg|ug|ng|pg|gms?|grams?|g|kg|lbs?|oz|"
+    # "9/2 GM + COCCI", "gram neg rods": a Gram stain after its date, no amount in grams
+    r"mg|mcg|µg|μg|ug|ng|pg|(?:gms?|grams?)(?![ \t]?(?:[+-]|pos\b|neg\b|positive|negative))|g|kg|lbs?|oz|"
     r"mls?|dl|cl|l|ccs?|iu|u|units?|meq|mmol|µmol|umol|nmol|pmol|mol|mosm|"
     r"mmhg|mm3?|cm|km|ft|mcl|µl|ul|fl|liters?|litres?|gallons?|pints?|quarts?|cups?|inch(?:es)?|"
     r"hrs?|hours?|h|mins?|minutes?|secs?|seconds?|days?|d|wks?|weeks?|mos|months?|"

@@ -184,11 +184,15 @@ _VALUE_AFTER_RE = re.compile(
     r"up|way|str|rate|tabs?|tablets?|sem|hsm|cp|abgs?|bl\s+cx|blood\s+cultures?)\b",
     re.IGNORECASE,
 )
-# 1977, 2014, 1990s: a bare 19xx/20xx number is read as a year
-_DATE_YEAR_RE = re.compile(rf"(?<![\w.,:/#$£€+])(?P<y>[12][09]\d{{2}})(?:['’]?s)?(?![\w])(?![.,:]\d){_NOT_UNIT}")
+# 1977, 2014, 1990s, 1980S: a bare 19xx/20xx number is read as a year
+_DATE_YEAR_RE = re.compile(rf"(?<![\w.,:/#$£€+])(?P<y>[12][09]\d{{2}})(?:['’]?[sS])?(?![\w])(?![.,:]\d){_NOT_UNIT}")
 # "at 2000", "@ approx 1900" is a clock time
 _TIME_BEFORE_RE = re.compile(
     r"(?:\bat|@)\s*(?:(?:approx|aprox|appr)\.?|approximately|about|around|~)?\s*$", re.IGNORECASE
+)
+# "~ 2000", "approx 1930", "around 2030", "till approx 2030": a rough clock time, when on the quarter hour
+_ABOUT_TIME_BEFORE_RE = re.compile(
+    r"(?:~|\b(?:approx|aprox|appr)\.?|\bapproximately|\baround|\babout|\btill|\buntil|\bby)\s*$", re.IGNORECASE
 )
 #: a four-digit 24-hour time ("0700", "1930")
 HHMM = r"(?:[01]\d|2[0-3])[0-5]\d"
@@ -198,8 +202,8 @@ ROUND_HHMM = r"(?:[01]\d|2[0-3])(?:00|15|30|45)"
 #: what joins the two ends of a time range or shift ("1900-0700", "0700->1930", "1900>>0700", "0700 to 1900")
 TIME_RANGE_JOINT = r"[ \t]?(?:-|–|-+>|>>?|to|till|until)[ \t]?"
 _ROUND_HHMM_RE = re.compile(ROUND_HHMM)
-# the other end of a shift whose one end could be read as a year: a time no year is ("0700", "2300")
-_SHIFT_END_AFTER_RE = re.compile(rf"{TIME_RANGE_JOINT}(?P<t>{ROUND_HHMM})(?![\w.,:/]?\d)", re.IGNORECASE)
+# the other end of a shift whose one end could be read as a year: a time no year is ("0700", "2300", "2400")
+_SHIFT_END_AFTER_RE = re.compile(rf"{TIME_RANGE_JOINT}(?P<t>{ROUND_HHMM}|2400)(?![\w.,:/]?\d)", re.IGNORECASE)
 _SHIFT_END_BEFORE_RE = re.compile(rf"(?<![\w.,:/])(?P<t>{ROUND_HHMM}){TIME_RANGE_JOINT}$", re.IGNORECASE)
 # mid-2014, Q3 2019, spring 2019, end of 2014: a year with a period word before it
 _PERIOD_BEFORE_RE = re.compile(
@@ -216,6 +220,10 @@ _DATE_YEAR_APOS_RE = re.compile(r"(?<![\w'’.,/:-])\d{2}['’](?![\w'’])")
 # event with a bare two-digit year, next to the event's name and without a unit. The events are the
 # few procedures and diagnoses histories list this way (a count goes with "x": "CABG x3").
 _HISTORY_EVENT = r"(?:cabg|ptca|pci|stents?|n?stemi|nqwmi|[ai]?mi|cva|tia|avr|mvr|dvt)"
+# ... unless a history event or a year's preposition comes first ("CABG ~2015", "in approx 2000", "since about 2000")
+_YEAR_CONTEXT_BEFORE_RE = re.compile(
+    rf"(?i)(?:\b{_HISTORY_EVENT}|\b(?:in|since|from|year|circa|ca\.?))\s*(?:~|approx\.?|aprox\.?|appr\.?|approximately|around|about)\s*$"
+)
 _YY = r"(?<![\w.,/:'’-])(?P<y>\d{2})(?![\w'’/%-]|[.,:]\d)"
 _NOT_DURATION = r"(?![ \t]*(?i:years?|yrs?|y|months?|mos?|weeks?|wks?|days?|d|hours?|hrs?|h)\b)"
 _EVENT_THEN_YEAR_RE = re.compile(rf"(?i)\b{_HISTORY_EVENT}[ \t]+(?:in[ \t]+)?{_YY}{_NOT_UNIT}{_NOT_DURATION}")
@@ -523,6 +531,10 @@ def _partial_dates(text: str) -> Iterator[PatternMatch]:
     for m in _DATE_YEAR_RE.finditer(text):
         if not _year_ok(m.group("y")) or _preceded_by(text, m.start(), _TIME_BEFORE_RE, 20) or _is_shift_end(text, m):
             continue
+        if (m.end() - m.start() == 4 and _ROUND_HHMM_RE.fullmatch(m.group("y"))
+                and _preceded_by(text, m.start(), _ABOUT_TIME_BEFORE_RE, 20)
+                and not _preceded_by(text, m.start(), _YEAR_CONTEXT_BEFORE_RE, 40)):
+            continue  # "neo added ~ 2000", "PRESENT TILL APPROX 2030": a clock time on the quarter hour
         yield PatternMatch(m.start(), m.end(), "DATE", "date_year")
         period = _preceded_by(text, m.start(), _PERIOD_BEFORE_RE, 20)
         if period:

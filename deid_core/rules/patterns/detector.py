@@ -106,7 +106,8 @@ class PatternDetector:
         if "AGE" in en:
             cands.extend(find_ages(text))
         if "PHONE" in en:
-            numeric = [d for d in dates if d.detector in _NUMERIC_DATE_DETECTORS]
+            # a number inside a date, numeric or written ("28 Oct, 88 0700-1245"), opens no phone number
+            numeric = [d for d in dates if d.detector in _NUMERIC_DATE_DETECTORS or d.detector == "date_text"]
             cands.extend(self._phones.find(text, _cover(text, numeric)))
         if "EMAIL" in en or "PHONE" in en:
             # "five five five, oh one four four", "bert underscore fig at example dot com"

@@ -158,6 +158,8 @@ def _code_ids(text: str) -> Iterator[PatternMatch]:
         while text[e - 1] in "-_/":
             e -= 1
         code = text[s:e]
+        if s >= 2 and text[s - 1] == "." and text[s - 2].isdigit():
+            continue  # "CO/CI/SVR 3.43/1.98/1609-TD": the fraction of a decimal starts a series of values
         if (
             _ID_CODE_SHAPE_RE.fullmatch(code)
             and _ASCII_LETTER_RE.search(code)

@@ -59,7 +59,7 @@ _WEAK_CC_TLDS = frozenset("ca in it no at be us co pt ie me is ai".split())
 _ANY_TLD = _GENERIC_TLDS | _CC_TLDS | _WEAK_CC_TLDS
 _URL_TRAIL = ".,;:!?'\"”’»"
 _CLOSERS = {")": "(", "]": "[", "}": "{"}
-_IPV4_RE = re.compile(r"(?<![\w.])\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?![\w])(?!\.\d)")
+_IPV4_RE = re.compile(r"(?<![\w.])(?<!\d/)\d{1,3}(?:\.\d{1,3}){3}(?:/\d{1,2})?(?![\w])(?!\.\d)")
 _IPV6_CANDIDATE_RE = re.compile(r"(?<![\w:.])[0-9A-Fa-f:]{2,39}(?:\d{1,3}(?:\.\d{1,3}){3})?(?![\w:]|\.\d)")
 
 
@@ -96,6 +96,8 @@ def _tld_ok(host: str, tld: str, has_path: bool) -> bool:
     low = tld.lower()
     if low in _GENERIC_TLDS:
         return True
+    if host[: -len(tld) - 1].replace(".", "").replace("-", "").isdigit():
+        return False  # "inr=1.3.no", "wbc 12.5.no antibx": a decimal and a word run together
     if not tld.islower():
         return False
     if low in _CC_TLDS:

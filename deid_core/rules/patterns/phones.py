@@ -59,7 +59,7 @@ _PHONE_INTL_RE = re.compile(
 # Why: after "tel", "fax", "pager", ... a number is a phone even when short
 # (pager 54321, beeper #33445); neither the matcher nor the shapes accept it.
 _PHONE_KEYWORD_RE = re.compile(
-    r"(?<![^\W\d_])(?P<kw>tel(?:ephone|efon)?|phone|ph|fax|facsimile|pager|beeper|bleep|"
+    r"(?<![^\W\d_])(?P<kw>tel(?:ephone|efon)?|phone|ph|fax|facsimile|pager|pg|beeper|bleep|"
     r"cell(?:ular|phone)?|mobile|mob|contact\s+(?:no|number))(?![^\W\d_])\.?\s*"
     r"(?:(?:no|nr|number|num)(?![^\W\d_])\.?\s*)?[:#.]?\s*#?\s*"
     rf"(?P<num>(?:\+\s?)?{_DIGIT_GROUPS}{_EXT}?)",
@@ -80,11 +80,39 @@ _DECIMAL_RE = re.compile(r"\d+[.,]\d+")
 _IPV4_SHAPE_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DIGITS_RE = re.compile(r"\d+")
 _ONE_DIGIT_FRACTION_RE = re.compile(r"\d\.\d(?!\d)")
+_DECIMAL_BY_SLASH_RE = re.compile(r"\d\.\d+\s?/|/\s?\d*\.\d")
+#: a pH-like decimal (one digit, a point, one or two digits) before a dash; "1.800-555-0199" has three
+_PH_BEFORE_DASH_RE = re.compile(r"(?<![\d.])\d\.\d{1,2}\s?-")
+#: a four-digit time, then a value of one to three digits or one with a fraction or a slash
+_TIME_THEN_VALUE_RE = re.compile(r"\(?(?P<t>\d{4})\)?(?:\s?-\s?|\s)(?:[1-9]\d{0,2}|\d+[./]\d[\d./]*)")
+_NANP_SLASHED_RE = re.compile(r"\d{3}/\d{3}[/-]\d{4}")
+_NANP_ANY_RE = re.compile(r"\d{3}\)?[\s./-]?\d{3}[\s./-]\d{4}")
+_AREA_CODE_RE = re.compile(r"\(\+?\d{1,5}\)")
 
 #: Most coarse windows handed to the matcher per `find` call; the regexes
 #: above still run past it, so this only bounds the cost of adversarial text.
 _MAX_LIB_WINDOWS = 32
 _MAX_WINDOW_CHARS = 40
+
+
+def _clock_times(span: str) -> bool:
+    """Every group three or four digits that read as a 24-hour time ("930-1130", "0700-1245")."""
+    groups = _DIGITS_RE.findall(span)
+    return bool(groups) and all(len(g) in (3, 4) and _clock_time(g.zfill(4)) for g in groups)
+
+
+def _clock_time(hhmm: str) -> bool:
+    """A four-digit 24-hour time, midnight written "2400" too."""
+    return hhmm == "2400" or (int(hhmm[:2]) < 24 and int(hhmm[2:]) < 60)
+
+
+def _slashed_values(s: str, groups: list[str]) -> bool:
+    """Slashed groups that read as measured values, not a number's own grouping (see the caller)."""
+    if s.startswith(("0", "+")) or _NANP_SLASHED_RE.fullmatch(s):
+        return False
+    if len(groups) >= 3:
+        return True
+    return len(groups) == 2 and all(3 <= len(g) <= 4 for g in groups) and not groups[0].startswith(("19", "20"))
 
 
 def _clinical_number_series(main: str) -> bool:
@@ -94,20 +122,38 @@ def _clinical_number_series(main: str) -> bool:
     (112 145 130, 94-96 97-99), pairs of clock times (0800 2130), decimals
     and series holding a one-digit decimal fraction (2300 110.7), a
     four-digit value beside a three-digit one (1719/182), SSNs and IPv4
-    addresses. Numbers starting with "+", "0" or "(" carry
+    addresses, decimals beside slashes (7.40/55/113), slashed values
+    (40/1000/15, 6670/1182) and a clock time with its value (0430 150).
+    Numbers starting with "+", "0" or an area code in brackets carry
     trunk or international evidence and skip the value checks.
     """
     s = main.strip()
     groups = _DIGITS_RE.findall(s)
     if _SSN_SHAPE_RE.fullmatch(s) or _IPV4_SHAPE_RE.fullmatch(s) or _DECIMAL_RE.fullmatch(s):
         return True
-    if len(groups) >= 2 and all(len(g) == 4 and int(g[:2]) < 24 and int(g[2:]) < 60 for g in groups):
+    if len(groups) >= 2 and all(len(g) == 4 and _clock_time(g) for g in groups):
         return True
     # a one-digit decimal fraction ("ptt 2300 110.7", "CO/CI 3.7/2.42/1081"): no numbering plan
     # splits off a single digit after a dot
     if _ONE_DIGIT_FRACTION_RE.search(s):
         return True
-    if s.startswith(("+", "0", "(")):
+    # a decimal fraction beside a slash ("7.40/55/113", "5/3.27/928") or a pH before a dash ("7.22-72-90"):
+    # a blood gas or cardiac output series; no numbering plan writes a decimal between groups
+    if _DECIMAL_BY_SLASH_RE.search(s) or _PH_BEFORE_DASH_RE.search(s):
+        return True
+    # values joined by slashes ("40/1000/15" of a ventilator, "CPK 6670/1182"); a phone number may be
+    # slashed in its own grouping ("201/324/1423", "030/1234567"), a case number after a year
+    # ("2015/3609"), a record number after a short prefix ("24/11873")
+    if "/" in s and _slashed_values(s.strip("()"), groups):
+        return True
+    # a clock time and the value measured at it ("@ 0430 150", "glucose @ 0600-281"): the rest is too
+    # short for a subscriber number, which a trunk-led local number ("0412-0078") is not
+    head = _TIME_THEN_VALUE_RE.fullmatch(s)
+    if head is not None and _clock_time(head.group("t")):
+        return True
+    # "(" is trunk evidence only around an area code ("(410) 555-9876"), not before a range of values;
+    # the North American grouping is a phone in any writing ("(201/324/1423)")
+    if s.startswith(("+", "0")) or _AREA_CODE_RE.match(s) or _NANP_ANY_RE.fullmatch(s.strip("()")):
         return False
     # a four-digit value and a three-digit one ("CK 1719/182", "at 1515 373"): no phone grouping
     if len(groups) == 2 and (len(groups[0]), len(groups[1])) == (4, 3):
@@ -152,9 +198,12 @@ def _phone_ok(text: str, start: int, end: int, date_cover: bytearray) -> bool:
     m = _ROUND_RANGE_RE.fullmatch(span)
     if m is not None and int(m.group("a")) < int(m.group("b")) and not int(m.group("a")) % 50 and not int(m.group("b")) % 50:
         return False  # "500-1000", "SVR 900-1100": a rising range of round amounts, no number to call
+    if _followed_by(text, end, _CLOCK_SUFFIX_RE) and _clock_times(span):
+        return False  # "DTV 930-1130PM": a span of clock times ("0171 1234567 am Abend" stays a number)
     return not _followed_by(text, end, _UNIT_AHEAD_RE)
 
 
+_CLOCK_SUFFIX_RE = re.compile(r"\s?(?i:[ap]\.?m\.?)(?![^\W\d_])")
 #: a three-digit amount to a four-digit one ("500-1000", "900-1300"), the shape of a local number "555-1234"
 _ROUND_RANGE_RE = re.compile(r"(?P<a>[1-9]\d{2})\s?-\s?(?P<b>[1-9]\d{3})")
 #: a month/day and one short number after it ("09/03 198", "9/6 112"), as lab trends list values
@@ -211,8 +260,11 @@ class _PhoneFinder:
     def _keyword(text: str, out: list[PatternMatch]) -> None:
         """Numbers after a phone keyword or an extension marker, even when short."""
         for m in _PHONE_KEYWORD_RE.finditer(text):
-            num = m.group("num")
-            need = 5 if m.group("kw").lower() == "ph" else 3  # "pH 7.35" is a lab value
+            num = m.group("num").strip("()")
+            # "pH 7.35" is a lab value, "pg 12" a page; "PG 33445" a pager
+            need = 5 if m.group("kw").lower() in ("ph", "pg") else 3
+            if m.group("kw").lower() == "pg" and _preceded_by(text, m.start(), _DIGIT_BEFORE_RE, 4):
+                continue  # "B12 350 pg 1245": picograms after their number
             if _digit_count(num) < need or _SHORT_DECIMAL_RE.fullmatch(num) or _DECIMAL_RANGE_RE.fullmatch(num):
                 continue  # "pH 7.44-7.46": a range of lab values
             out.append(PatternMatch(m.start("num"), m.end("num"), "PHONE", "phone_keyword"))
