@@ -29,7 +29,9 @@ thresholds at the same test recall, searched on test itself. No choice
 made on dev can beat it with this network, so when the bound at deid.pl's
 recall lies below a target, the gap is the network's ranking of PHI against
 safe tokens, not the threshold search's. It is a diagnosis: nothing is
-chosen or stored from it.
+chosen or stored from it. The curve is then read at deid.pl's recall: the
+most precise dev-chosen point that reaches it, and the precision
+interpolated between the two points around it (`read_at_recall`).
 
 `--model DIR` scores another model directory instead of the default.
 

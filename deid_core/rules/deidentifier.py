@@ -59,7 +59,7 @@ class RuleAnalysis:
     masked for itself alone adds ":lower_case", as in "unknown:lower_case") or why it is safe
     ("drug": a complete drug name; "medical": on a medical or MedDRA list; "drug:lower_case" and
     "medical:lower_case" for a long one in lower case in a mixed-case document; "article": "a" or "an"
-    before a number or a safe word;
+    before a number or a safe word; "relation": a word for a relative that no name stands beside;
     "clinical:quantity" and the like; "safe" otherwise); they feed the score, the threshold of each
     reason family and the benchmark that calibrates them, never the output text.
     """

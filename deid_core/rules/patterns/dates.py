@@ -190,7 +190,8 @@ _DATE_YEAR_RE = re.compile(rf"(?<![\w.,:/#$£€+])(?P<y>[12][09]\d{{2}})(?:['�
 _TIME_BEFORE_RE = re.compile(
     r"(?:\bat|@)\s*(?:(?:approx|aprox|appr)\.?|approximately|about|around|~)?\s*$", re.IGNORECASE
 )
-# "~ 2000", "approx 1930", "around 2030", "till approx 2030": a rough clock time, when on the quarter hour
+# "~ 2000", "approx 1930", "around 2030", "till approx 2030", "by 2000": a clock time, rough or a limit, when on
+# the quarter hour (`_YEAR_CONTEXT_BEFORE_RE` keeps the years among them)
 _ABOUT_TIME_BEFORE_RE = re.compile(
     r"(?:~|\b(?:approx|aprox|appr)\.?|\bapproximately|\baround|\babout|\btill|\buntil|\bby)\s*$", re.IGNORECASE
 )
@@ -220,7 +221,7 @@ _DATE_YEAR_APOS_RE = re.compile(r"(?<![\w'’.,/:-])\d{2}['’](?![\w'’])")
 # event with a bare two-digit year, next to the event's name and without a unit. The events are the
 # few procedures and diagnoses histories list this way (a count goes with "x": "CABG x3").
 _HISTORY_EVENT = r"(?:cabg|ptca|pci|stents?|n?stemi|nqwmi|[ai]?mi|cva|tia|avr|mvr|dvt)"
-# ... unless a history event or a year's preposition comes first ("CABG ~2015", "in approx 2000", "since about 2000")
+# a rough year after a history event or a year's preposition: "CABG ~2015", "in approx 2000", "since about 2000"
 _YEAR_CONTEXT_BEFORE_RE = re.compile(
     rf"(?i)(?:\b{_HISTORY_EVENT}|\b(?:in|since|from|year|circa|ca\.?))\s*(?:~|approx\.?|aprox\.?|appr\.?|approximately|around|about)\s*$"
 )

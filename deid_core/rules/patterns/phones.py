@@ -80,13 +80,15 @@ _DECIMAL_RE = re.compile(r"\d+[.,]\d+")
 _IPV4_SHAPE_RE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 _DIGITS_RE = re.compile(r"\d+")
 _ONE_DIGIT_FRACTION_RE = re.compile(r"\d\.\d(?!\d)")
+#: a decimal fraction on either side of a slash ("7.40/55", "5/3.27")
 _DECIMAL_BY_SLASH_RE = re.compile(r"\d\.\d+\s?/|/\s?\d*\.\d")
 #: a pH-like decimal (one digit, a point, one or two digits) before a dash; "1.800-555-0199" has three
 _PH_BEFORE_DASH_RE = re.compile(r"(?<![\d.])\d\.\d{1,2}\s?-")
 #: a four-digit time, then a value of one to three digits or one with a fraction or a slash
 _TIME_THEN_VALUE_RE = re.compile(r"\(?(?P<t>\d{4})\)?(?:\s?-\s?|\s)(?:[1-9]\d{0,2}|\d+[./]\d[\d./]*)")
-_NANP_SLASHED_RE = re.compile(r"\d{3}/\d{3}[/-]\d{4}")
+#: the North American grouping in any writing ("201/324/1423", "410) 555-9876"): a phone number
 _NANP_ANY_RE = re.compile(r"\d{3}\)?[\s./-]?\d{3}[\s./-]\d{4}")
+#: an area or country code in brackets ("(410)", "(+44)"): trunk evidence
 _AREA_CODE_RE = re.compile(r"\(\+?\d{1,5}\)")
 
 #: Most coarse windows handed to the matcher per `find` call; the regexes
@@ -108,7 +110,7 @@ def _clock_time(hhmm: str) -> bool:
 
 def _slashed_values(s: str, groups: list[str]) -> bool:
     """Slashed groups that read as measured values, not a number's own grouping (see the caller)."""
-    if s.startswith(("0", "+")) or _NANP_SLASHED_RE.fullmatch(s):
+    if s.startswith(("0", "+")) or _NANP_ANY_RE.fullmatch(s):
         return False
     if len(groups) >= 3:
         return True
