@@ -114,3 +114,27 @@ def test_anonymous_pages_are_read_from_proc() -> None:
     mine = scale._rss_anon(os.getpid())
     assert 0 < mine <= __import__("psutil").Process().memory_info().rss
     assert scale._rss_anon(2**22 + 12345) == 0  # no such process
+
+
+def _sized_run(n: int, work_s: float, seconds: float) -> dict:
+    """A scale run's record with what `verdict` reads: n reports, main stages' core-seconds, end-to-end time."""
+    stage = {"reports_s": n / seconds, "seconds": seconds}
+    return {"n": n, "reports": n, "tasks": {"ingest": {"sum_s": 0.2 * work_s}, "deidentify": {"sum_s": 0.8 * work_s}},
+            "rates": {"ingest": stage, "deidentify": stage, "end_to_end": stage},
+            "memory": {s: {"driver_jvm": 1.0e9} for s in ("ingest", "deidentify")},
+            "longest_field": {"ratio": 1.2}}
+
+
+def test_three_sizes_read_linear_work_from_the_work_per_added_report() -> None:
+    scale = _scale()
+    # 66 core-s fixed + 15.4 ms per report: per report the large size is cheaper (two sizes fail), per added
+    # report every step costs the same (three sizes pass)
+    runs = [_sized_run(n, 66 + 0.0154 * n, 60 + 0.009 * n) for n in (10_000, 30_000, 100_000)]
+    two = scale.verdict([runs[0], runs[2]])
+    assert two["linear_work"] is False and two["marginal_work_per_report_s"] is None
+    three = scale.verdict(runs)
+    assert three["linear_work"] is True
+    assert three["marginal_work_per_report_s"] == pytest.approx([0.0154, 0.0154], abs=1e-5)
+    # a report that costs more as the table grows still fails
+    growing = runs[:2] + [_sized_run(100_000, 66 + 0.0154 * 30_000 + 0.025 * 70_000, 1000)]
+    assert scale.verdict(growing)["linear_work"] is False
