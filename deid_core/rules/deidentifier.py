@@ -180,18 +180,18 @@ _SHAPE_PHONES = frozenset({"phone_lib", "phone_local"})
 
 
 def _measured_range(text: str, start: int, end: int, spans: Sequence[ClinicalSpan],
-                    state_like: frozenset[str]) -> bool:
+                    not_measures: frozenset[str]) -> bool:
     """Is a phone-shaped number without area code ("SVR 954-1183", "HR 100-1112", "TV 930-1000") the
     value of a measurement named straight before it? A subscriber number follows a name, a "tel" or a
-    place, not a haemodynamic value's name. Not after an analyte that is also a state code ("CA"), and
-    never for a number of more than eight digits or one led by a trunk "0", a "+" or a bracket.
+    place, not a haemodynamic value's name. Not after `not_measures` (analytes that are also state codes,
+    "CA"; "Pt"), and never for a number of more than eight digits or one led by a trunk "0", a "+" or a bracket.
     """
     if sum(ch.isdigit() for ch in text[start:end]) > 8 or text[start] in "0+(":
         return False
     for span in spans:
         if span.kind == "analyte" and span.start < start and end <= span.end:
             head = _NAME_BEFORE_VALUE.fullmatch(text, span.start, start)
-            if head is not None and head.group("name").lower() not in state_like | _PERSON_ANALYTES:
+            if head is not None and head.group("name").lower() not in not_measures:
                 return True
     return False
 
@@ -730,9 +730,9 @@ class RuleDeidentifier:
             matches = [m for m in matches if m.detector != AGE_DECADE_MEASURE
                        or not _measured_decade(text, m.start, clinical_spans)]
         if clinical_spans and self.clinical is not None and any(m.detector in _SHAPE_PHONES for m in matches):
-            state_like = self.clinical.state_like
+            not_measures = self.clinical.state_like | _PERSON_ANALYTES
             matches = [m for m in matches if m.detector not in _SHAPE_PHONES
-                       or not _measured_range(text, m.start, m.end, clinical_spans, state_like)]
+                       or not _measured_range(text, m.start, m.end, clinical_spans, not_measures)]
         # tokens and matches are both sorted by start: one merge pass
         j = 0
         n = len(tokens)

@@ -9,19 +9,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.bench_module import bench_module
+
 REPO = Path(__file__).resolve().parents[2]
 
 
 
 def _accuracy():  # type: ignore[no-untyped-def]
-    """bench/accuracy.py as a module (the bench folder is no package)."""
-    import importlib
-
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        return importlib.import_module("accuracy")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    """bench/accuracy.py as a module."""
+    return bench_module("accuracy")
 
 
 def _point(target: float, recall: float, precision: float) -> dict:

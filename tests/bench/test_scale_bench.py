@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench.bench_module import bench_module
+
 REPO = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.spark
@@ -51,14 +53,8 @@ def test_small_scale_run_prints_and_writes_the_figures(tmp_path: Path) -> None:
 
 
 def _scale():  # type: ignore[no-untyped-def]
-    """bench/scale.py as a module (the bench folder is no package)."""
-    import importlib
-
-    sys.path.insert(0, str(REPO / "bench"))
-    try:
-        return importlib.import_module("scale")
-    finally:
-        sys.path.remove(str(REPO / "bench"))
+    """bench/scale.py as a module."""
+    return bench_module("scale")
 
 
 class FakeProc:
