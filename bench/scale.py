@@ -583,16 +583,22 @@ def print_verdict(v: dict[str, Any]) -> None:
           f"{a:,} (bar: at least {1 - RATE_TOLERANCE:.2f})")
     w = v.get("work_per_report_s") or [None, None]
     wr = v.get("work_per_report_ratio")
-    print(f"{ok[v['linear_work']]}: linear work: main stages' core-seconds per report "
-          f"{'n/a' if w[0] is None else f'{1000 * w[0]:.2f} ms'} at {a:,}, "
-          f"{'n/a' if w[1] is None else f'{1000 * w[1]:.2f} ms'} at {b:,} "
-          f"(ratio {'n/a' if wr is None else f'{wr:.3f}'}; bar: within {RATE_TOLERANCE:.0%})")
-    if v.get("marginal_work_per_report_s"):
+    per_report = (f"main stages' core-seconds per report {'n/a' if w[0] is None else f'{1000 * w[0]:.2f} ms'} at "
+                  f"{a:,}, {'n/a' if w[1] is None else f'{1000 * w[1]:.2f} ms'} at {b:,} "
+                  f"(ratio {'n/a' if wr is None else f'{wr:.3f}'}")
+    marginal = v.get("marginal_work_per_report_s")
+    if marginal and marginal[0] > 0:
         steps = v.get("all_sizes") or []
         parts = [f"{1000 * m:.2f} ms from {steps[k]:,} to {steps[k + 1]:,}" if len(steps) > k + 1 else f"{1000 * m:.2f} ms"
-                 for k, m in enumerate(v["marginal_work_per_report_s"])]
-        print(f"   work per added report (the bar with three sizes or more: each step within {RATE_TOLERANCE:.0%} "
-              f"of the first): " + ", ".join(parts))
+                 for k, m in enumerate(marginal)]
+        print(f"{ok[v['linear_work']]}: linear work: main stages' core-seconds per added report "
+              + ", ".join(parts) + " (ratio to the first step "
+              + ", ".join(f"{m / marginal[0]:.3f}" for m in marginal[1:])
+              + f"; bar: each within {RATE_TOLERANCE:.0%} of the first)")
+        print(f"   ({per_report}): the fixed work, spread thinner at the larger size; with three sizes the bar reads "
+              "the work per added report above)")
+    else:
+        print(f"{ok[v['linear_work']]}: linear work: {per_report}; bar: within {RATE_TOLERANCE:.0%})")
     print(f"({'within' if v.get('within_literal') else 'not within'} {RATE_TOLERANCE:.0%} read literally as "
           f"|reports/s ratio - 1|: a faster large size is the fixed cost spread thinner, not a cost that "
           f"grows faster than the reports)")

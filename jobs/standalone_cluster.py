@@ -4,7 +4,7 @@ Started from the pyspark distribution's own `spark-class` (the pip package
 ships no sbin scripts), for the cluster test and for trying spark-submit
 against a real cluster without installing Spark separately:
 
-    python -m jobs.standalone_cluster --workers 2   # prints the master URL; Ctrl-C stops it
+    python -m jobs.standalone_cluster --workers 2   # prints the master URL; Ctrl-C or SIGTERM stops it
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -94,9 +95,17 @@ def standalone_cluster(workers: int = 2, cores_per_worker: int = 1, memory_per_w
                 p.kill()
 
 
+def _stop_on(signum: int, _frame: object) -> None:
+    """SIGTERM/SIGHUP (`kill`, a closed terminal, a scheduler ending the task) end the wait as Ctrl-C does,
+    so the master's and workers' JVMs are stopped with this process instead of being left running."""
+    raise KeyboardInterrupt
+
+
 def main(workers: int = typer.Option(2, "--workers"), cores: int = typer.Option(1, "--cores-per-worker")) -> None:
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop_on)
     with standalone_cluster(workers, cores) as c:
-        typer.echo(f"master {c.master_url} (UI {c.ui_url}); Ctrl-C stops the cluster")
+        typer.echo(f"master {c.master_url} (UI {c.ui_url}); Ctrl-C or SIGTERM stops the cluster")
         with contextlib.suppress(KeyboardInterrupt):
             while True:
                 time.sleep(3600)

@@ -134,3 +134,17 @@ def test_three_sizes_read_linear_work_from_the_work_per_added_report() -> None:
     # a report that costs more as the table grows still fails
     growing = runs[:2] + [_sized_run(100_000, 66 + 0.0154 * 30_000 + 0.025 * 70_000, 1000)]
     assert scale.verdict(growing)["linear_work"] is False
+
+
+def test_the_printed_verdict_names_the_reading_it_applied(capsys: pytest.CaptureFixture[str]) -> None:
+    scale = _scale()
+    runs = [_sized_run(n, 66 + 0.0154 * n, 60 + 0.009 * n) for n in (10_000, 30_000, 100_000)]
+    scale.print_verdict(scale.verdict(runs))
+    three = capsys.readouterr().out
+    assert "PASS: linear work: main stages' core-seconds per added report 15.40 ms from 10,000 to 30,000, " \
+           "15.40 ms from 30,000 to 100,000 (ratio to the first step 1.000" in three
+    assert three.count("(") == three.count(")")
+    scale.print_verdict(scale.verdict([runs[0], runs[2]]))
+    two = capsys.readouterr().out
+    assert "FAIL: linear work: main stages' core-seconds per report 22.00 ms at 10,000, 16.06 ms at 100,000" in two
+    assert "per added report" not in two and two.count("(") == two.count(")")

@@ -12,6 +12,7 @@ working folders are their own, as on a real cluster.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -95,3 +96,29 @@ def test_spark_submit_on_a_standalone_cluster(tmp_path: Path, key_file: Path, pa
     # 1.2 GB per executor: the logs stay for a failed run, the unpacked copies go
     for environment in environments:
         shutil.rmtree(environment, ignore_errors=True)
+
+
+def test_sigterm_stops_the_cluster_it_started(tmp_path: Path) -> None:
+    """`kill` (SIGTERM) of `python -m jobs.standalone_cluster` stops its master and workers, as Ctrl-C does:
+    a scheduler or a shell ending the process leaves no Spark daemon running."""
+    import signal
+
+    import psutil
+
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "jobs.standalone_cluster", "--workers", "1"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    daemons: list[psutil.Process] = []
+    try:
+        line = proc.stdout.readline() if proc.stdout else ""
+        assert line.startswith("master spark://"), "the cluster did not come up"
+        daemons = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() == "java"]
+        assert len(daemons) == 2, "a master and a worker JVM"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+        _, alive = psutil.wait_procs(daemons, timeout=30)
+        assert not alive, "JVMs left running after SIGTERM"
+    finally:
+        for p in [proc, *daemons]:
+            with contextlib.suppress(psutil.NoSuchProcess, ProcessLookupError):
+                p.kill()
