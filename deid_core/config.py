@@ -374,11 +374,14 @@ class InferenceConfig(_Strict):
     batch_tokens: int = Field(8192, ge=128)
     #: JAX only: a folder where compiled network calls are kept (one per padded batch shape), so
     #: a new Spark worker or tomorrow's run loads them instead of compiling each again (about a
-    #: second each on a CPU core). Relative to the working directory of the process (a Spark
-    #: executor's own work folder, not the configuration's: a string, so the loader does not
-    #: resolve it against the configuration folder); null: no cache. It holds compiled programs,
-    #: never data.
-    compile_cache_dir: str | None = ".cache/xla"
+    #: second each on a CPU core). `~` and `$VARIABLES` are expanded; a relative path is relative
+    #: to the working folder of the process, which on a Spark executor is a work folder of that
+    #: application only: the default is therefore per user and machine, so every application
+    #: on a node shares it (on a standalone cluster a folder per application compiled 55 to 79
+    #: shapes again in every run: docs/measurements.md#scale-run). A string, so the loader does
+    #: not resolve it against the configuration folder; null: no cache. It holds compiled
+    #: programs, never data.
+    compile_cache_dir: str | None = "~/.cache/pv-deid/xla"
 
 
 class CrfConfig(_Strict):

@@ -200,15 +200,19 @@ def use_compile_cache(folder: str | Path | None) -> Path | None:
     10,000 reports was a tenth of the de-identification stage. On disk, the
     first worker of a machine compiles and the others, and the next runs,
     load. Entries are keyed by the program, JAX version and device, never
-    by data, and hold no data. A folder that cannot be made leaves the
-    cache off, with a warning (compiling is slower, never wrong).
+    by data, and hold no data. `~` and `$VARIABLES` in `folder` are
+    expanded; a relative folder is relative to the working folder, which
+    on a Spark executor belongs to one application (hence the per-user
+    default of `deep.inference.compile_cache_dir`). A folder that cannot
+    be made leaves the cache off, with a warning (compiling is slower,
+    never wrong).
     """
     if folder is None:
         return None
     if importlib.util.find_spec("filelock") is None:  # unlocked, a reader could see half an entry
         log.warning("compile cache off: the filelock package is missing; compiled calls kept in memory only")
         return None
-    path = Path(folder).expanduser().absolute()
+    path = Path(os.path.expandvars(str(folder))).expanduser().absolute()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -148,3 +148,43 @@ def test_the_printed_verdict_names_the_reading_it_applied(capsys: pytest.Capture
     two = capsys.readouterr().out
     assert "FAIL: linear work: main stages' core-seconds per report 22.00 ms at 10,000, 16.06 ms at 100,000" in two
     assert "per added report" not in two and two.count("(") == two.count(")")
+
+
+def test_driver_memory_flat_reads_the_live_heap_when_both_sizes_have_it() -> None:
+    scale = _scale()
+    runs = [_sized_run(n, 66 + 0.0154 * n, 60 + 0.009 * n) for n in (10_000, 30_000, 100_000)]
+    runs[-1]["memory"] = {s: {"driver_jvm": 1.3e9} for s in ("ingest", "deidentify")}  # RSS ratio 1.3
+    assert scale.verdict(runs)["driver_flat"] is False  # no live readings: the peak RSS is read
+    for r, live in zip(runs, (100e6, 104e6, 110e6)):
+        for s in ("ingest", "deidentify"):
+            r["memory"][s]["driver_heap_live"] = live
+    v = scale.verdict(runs)
+    assert v["driver_flat"] is True and v["driver_heap_live_ratio"] == {"ingest": 1.1, "deidentify": 1.1}
+    runs[-1]["memory"]["deidentify"]["driver_heap_live"] = 140e6  # the driver holds 40% more
+    assert scale.verdict(runs)["driver_flat"] is False
+
+
+def test_the_live_heap_is_what_a_jvm_holds_after_a_full_collection(tmp_path: Path) -> None:
+    import os
+    import shutil
+    import time
+
+    java = shutil.which("java") or (os.environ.get("JAVA_HOME") and str(Path(os.environ["JAVA_HOME"]) / "bin" / "java"))
+    if not java or not Path(java).exists():
+        pytest.skip("no java on this machine (Spark's tests need one)")
+    scale = _scale()
+    assert scale.live_heap(os.getpid()) == 0  # not a JVM: no reading, no error
+    src = tmp_path / "Hold.java"
+    # holds 64 MB for the whole run and drops 256 MB of garbage: a full collection leaves the 64
+    src.write_text("public class Hold { public static void main(String[] a) throws Exception {"
+                   " byte[] kept = new byte[64 << 20]; for (int i = 0; i < 256; i++) { byte[] g = new byte[1 << 20]; }"
+                   " System.out.println(\"ready\"); System.out.flush(); Thread.sleep(120000); System.out.println(kept.length); } }")
+    proc = subprocess.Popen([java, "-Xmx512m", str(src)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        live = scale.live_heap(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert 64 << 20 <= live < 128 << 20

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -135,6 +136,33 @@ def test_a_second_process_loads_what_the_first_compiled(tmp_path) -> None:  # ty
 
     assert run() == 0 and any(folder.iterdir())  # compiled, and kept
     assert run() > 0  # loaded, not compiled
+
+
+def test_the_default_cache_is_shared_by_processes_in_other_working_folders(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Spark gives every application's executor its own working folder: the default must not depend on it."""
+    import os
+    import subprocess
+    import sys
+
+    from deid_core.config import InferenceConfig
+
+    default = InferenceConfig().compile_cache_dir
+    assert default is not None
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("KERAS_BACKEND", "JAX_PLATFORMS", "XDG_CACHE_HOME")}
+    env.update(HOME=str(home), PYTHONPATH=os.pathsep.join(filter(None, [str(Path(__file__).resolve().parents[2]),
+                                                                          env.get("PYTHONPATH")])))
+
+    def run(app: str) -> int:
+        work = tmp_path / app / "0"  # an executor's work folder, one per application
+        work.mkdir(parents=True)
+        out = subprocess.run([sys.executable, "-c", _CACHE_PROBE, default], capture_output=True, text=True,
+                             env=env, cwd=work, check=True)
+        return int(out.stdout.split()[-1])
+
+    assert run("app-1") == 0
+    assert run("app-2") > 0  # the second application loads what the first compiled
+    assert any(home.rglob("*-cache")) and not any((tmp_path / "app-1").rglob("*-cache"))
 
 
 def test_a_cache_folder_that_cannot_be_made_leaves_the_cache_off(tmp_path, caplog) -> None:  # type: ignore[no-untyped-def]
