@@ -31,8 +31,8 @@ and main-stage core-seconds per report within 15%, with the literal
 "reports/s within 15%" and a fit to fixed + per-report cost printed beside
 them, see `verdict`; driver memory flat, i.e. the driver JVM's largest
 live heap, read every 30 s after a full collection (`live_heap`), within
-25%, its peak RSS printed beside it; the longest narrative's cost per character at most 3x the median
-narrative's). The figures go to
+25%, its peak RSS printed beside it; the longest narrative's cost per
+character at most 3x the median narrative's). The figures go to
 `<work>/results.json`; `--projection` prints the projected time for 40
 million reports on 8, 32 and 128 executors of 4 cores as a markdown table.
 No text of any report is printed.
@@ -427,12 +427,14 @@ def compile_cache_entries() -> int | None:
     one that finds it warm loads them, so the state is part of a result.
     """
     from deid_core.config import load_config
+    from deid_core.deep.backend import cache_folder
 
     folder = load_config(None).deep.inference.compile_cache_dir
     if folder is None:
         return None
-    path = Path(os.path.expandvars(folder)).expanduser()
+    path = cache_folder(folder)
     path = path if path.is_absolute() else REPO / path  # the jobs' working folder in local mode
+    # JAX names each program's file "<name>-<hash>-cache" (its access time beside it, "-atime")
     return sum(1 for p in path.glob("*-cache")) if path.is_dir() else 0
 
 

@@ -191,6 +191,11 @@ def ensure_backend(backend: BackendPref = "auto", device: DevicePref = "auto", *
 COMPILE_CACHE_BYTES = 1 << 30
 
 
+def cache_folder(folder: str | Path) -> Path:
+    """`deep.inference.compile_cache_dir` as a path: `$VARIABLES` and `~` expanded, relative left relative."""
+    return Path(os.path.expandvars(str(folder))).expanduser()
+
+
 def use_compile_cache(folder: str | Path | None) -> Path | None:
     """Keep JAX's compiled network calls in `folder` (made if missing); returns the folder, or None.
 
@@ -212,7 +217,7 @@ def use_compile_cache(folder: str | Path | None) -> Path | None:
     if importlib.util.find_spec("filelock") is None:  # unlocked, a reader could see half an entry
         log.warning("compile cache off: the filelock package is missing; compiled calls kept in memory only")
         return None
-    path = Path(os.path.expandvars(str(folder))).expanduser().absolute()
+    path = cache_folder(folder).absolute()
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
