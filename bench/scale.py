@@ -308,10 +308,9 @@ def task_times(event_dir: Path) -> dict[str, Any]:
     and rules (Python run time) or around them (Arrow, shuffle, Delta writes).
     `all_stages_s` says whether work moved between the main stage and the others.
     """
-    per_stage: dict[int, list[float]] = {}
-    extra: dict[int, dict[str, float]] = {}
-    # (launch, finish, records read) per task: the steady rate (`_steady_rate`)
+    # (launch, finish, records read) per task, by stage; the task times are derived from them
     spans: dict[int, list[tuple[int, int, int]]] = {}
+    extra: dict[int, dict[str, float]] = {}
     for path in sorted(p for p in event_dir.rglob("*") if p.is_file() and not p.name.startswith((".", "appstatus"))):
         with path.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:
@@ -322,7 +321,6 @@ def task_times(event_dir: Path) -> dict[str, Any]:
                 if info.get("Failed") or not info.get("Finish Time"):
                     continue
                 stage = ev["Stage ID"]
-                per_stage.setdefault(stage, []).append((info["Finish Time"] - info["Launch Time"]) / 1000)
                 sums = extra.setdefault(stage, {})
                 metrics = ev.get("Task Metrics") or {}
                 records = (int((metrics.get("Shuffle Read Metrics") or {}).get("Total Records Read", 0))
@@ -334,6 +332,7 @@ def task_times(event_dir: Path) -> dict[str, Any]:
                     name = _PYTHON_METRICS.get(acc.get("Name") or "")
                     if name and acc.get("Update") is not None:
                         sums[name] = sums.get(name, 0.0) + float(acc["Update"]) / 1000
+    per_stage = {st: [(finish - launch) / 1000 for launch, finish, _ in tasks] for st, tasks in spans.items()}
     if not per_stage:
         return {}
     stage, times = max(per_stage.items(), key=lambda kv: sum(kv[1]))
@@ -602,7 +601,7 @@ def print_size(r: dict[str, Any]) -> None:
         tasks = r["tasks"].get(step) or {}
         task = (f"; main stage {tasks['tasks']} tasks, median {tasks['median_s']:.1f} s, max {tasks['max_s']:.1f} s"
                 if tasks else "")
-        if tasks.get("python_run_s") is not None:
+        if tasks.get("python_run_s") is not None and tasks.get("sum_s"):
             task += f", {tasks['python_run_s'] / tasks['sum_s']:.0%} of it in Python workers"
         if tasks.get("steady_records_s"):
             task += f", {tasks['steady_records_s']:,.0f} rows per task-second after the first wave"
